@@ -1,0 +1,170 @@
+import { LockLostError } from '../errors/lock-lost.error.js';
+import { lossMarginOf, now } from './clock.js';
+
+/** What a `Lock` needs from the `Redlock` that issued it. */
+export interface LockIssuer {
+  extendLock(lock: Lock, ttl: number): Promise<void>;
+  releaseLock(lock: Lock): Promise<void>;
+}
+
+type LockState = 'held' | 'released' | 'lost';
+
+/**
+ * A lock held on a quorum of masters. Get one from `RedlockService.acquire()` (or `tryAcquire`),
+ * from the `using()` callback, or with `currentLock()` inside a `@Locked` method.
+ *
+ * `signal` aborts, with a `LockLostError` reason, before the lock's validity ends if it was not
+ * renewed in time; pass it to work that must stop when mutual exclusion is no longer guaranteed.
+ *
+ * @example
+ * await using lock = await redlock.acquire('invoice:42', 5_000);
+ * await writeInvoice({ signal: lock.signal });
+ * // released here, on every master
+ * @publicApi
+ */
+export class Lock implements AsyncDisposable {
+  #validUntil: number;
+  #ttl: number;
+  #state: LockState = 'held';
+  #controller: AbortController | undefined;
+  #lossTimer: NodeJS.Timeout | undefined;
+  #lostReason: LockLostError | undefined;
+  #stopRenewal: (() => void) | undefined;
+  #releaseRequested = false;
+
+  /** @internal */
+  constructor(
+    private readonly issuer: LockIssuer,
+    /** The resources this lock covers, without the key prefix. */
+    readonly resources: readonly string[],
+    /** The Redis keys (prefix + resource). @internal */
+    readonly keys: readonly string[],
+    /** The random value (128 bits) that identifies this holder on the masters. */
+    readonly value: string,
+    ttl: number,
+    validUntil: number,
+  ) {
+    this.#ttl = ttl;
+    this.#validUntil = validUntil;
+  }
+
+  /** The TTL the lock was last set with, in ms. */
+  get ttl(): number {
+    return this.#ttl;
+  }
+
+  /** Milliseconds of validity left (0 once lapsed, released or lost), on a monotonic clock. */
+  get validity(): number {
+    return this.#state === 'held' ? Math.max(0, this.#validUntil - now()) : 0;
+  }
+
+  /** True while the lock is neither released nor lost and its validity has not run out. */
+  get isHeld(): boolean {
+    return this.#state === 'held' && this.#validUntil > now();
+  }
+
+  /**
+   * Aborts with a `LockLostError` when the lock can no longer be trusted: renewal failed, a majority
+   * of masters no longer hold it, or its validity is about to end without renewal (5 % of the TTL
+   * before, at least 2 ms). A normal `release()` does not abort it.
+   */
+  get signal(): AbortSignal {
+    if (!this.#controller) {
+      this.#controller = new AbortController();
+      if (this.#lostReason) this.#controller.abort(this.#lostReason);
+      else if (this.#state === 'held') this.armLossTimer();
+    }
+    return this.#controller.signal;
+  }
+
+  /** The reason the lock was lost, or undefined. */
+  get lostReason(): LockLostError | undefined {
+    return this.#lostReason;
+  }
+
+  /**
+   * Resets the lock's TTL on a quorum of masters (compare-and-pexpire). It succeeds only while the
+   * lock is still valid here: a lapsed lock is never revived.
+   *
+   * @param ttl New TTL in ms (default: the lock's current TTL).
+   * @throws LockLostError when the lock lapsed, was released, or a majority no longer holds it.
+   * @throws LockExtensionError when no quorum answered in time (the lock stays valid until its old deadline).
+   */
+  extend(ttl: number = this.#ttl): Promise<void> {
+    return this.issuer.extendLock(this, ttl);
+  }
+
+  /**
+   * Deletes the keys on every master where they still hold this lock's value. Idempotent; never
+   * throws, also when the lock has already expired (the keys then expire on their own).
+   */
+  release(): Promise<void> {
+    return this.issuer.releaseLock(this);
+  }
+
+  /** `await using lock = …` releases the lock at the end of the block. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.release();
+  }
+
+  /** Hands the lock the function that stops its auto-renewal; release and loss call it. @internal */
+  renewWith(stop: () => void): void {
+    this.#stopRenewal = stop;
+  }
+
+  /** Records a successful extension. @internal */
+  markExtended(validUntil: number, ttl: number): void {
+    this.#validUntil = validUntil;
+    this.#ttl = ttl;
+    if (this.#lossTimer) this.armLossTimer();
+  }
+
+  /** Marks the lock released; returns false when it already was. @internal */
+  markReleased(): boolean {
+    if (this.#releaseRequested) return false;
+    this.#releaseRequested = true;
+    if (this.#state === 'held') this.#state = 'released';
+    this.#stopRenewal?.();
+    clearTimeout(this.#lossTimer);
+    this.#lossTimer = undefined;
+    return true;
+  }
+
+  /** Marks the lock lost and aborts its signal (first reason wins). @internal */
+  markLost(reason: LockLostError): void {
+    if (this.#state !== 'held') return;
+    this.#state = 'lost';
+    this.#lostReason = reason;
+    this.#stopRenewal?.();
+    clearTimeout(this.#lossTimer);
+    this.#lossTimer = undefined;
+    this.#controller?.abort(reason);
+  }
+
+  /** True once `markLost` ran. @internal */
+  get isLost(): boolean {
+    return this.#state === 'lost';
+  }
+
+  /** Arms (or re-arms) the timer that aborts the signal before validity ends. @internal */
+  armLossTimer(): void {
+    clearTimeout(this.#lossTimer);
+    const delay = this.#validUntil - lossMarginOf(this.#ttl) - now();
+    const expire = (): void => {
+      this.#lossTimer = undefined;
+      this.markLost(
+        new LockLostError(
+          this.resources,
+          `The lock on ${this.resources.map((r) => JSON.stringify(r)).join(', ')} was not renewed before its validity ended; mutual exclusion is no longer guaranteed.`,
+        ),
+      );
+    };
+    if (delay <= 0) {
+      this.#lossTimer = undefined;
+      expire();
+      return;
+    }
+    this.#lossTimer = setTimeout(expire, delay);
+    this.#lossTimer.unref();
+  }
+}

@@ -1,0 +1,143 @@
+import type { Redis, RedisOptions } from 'ioredis';
+import { RedlockConfigError } from '../errors/redlock-config.error.js';
+
+/**
+ * One Redis master: a `redis://` / `rediss://` URL, ioredis connection options, or an ioredis
+ * instance. URLs and option objects get a connection that the library opens and closes; an
+ * instance is used as it is and never closed by the library.
+ *
+ * @example
+ * const nodes: RedlockNode[] = ['redis://10.0.0.1:6379', { host: '10.0.0.2', port: 6379 }, myRedis];
+ * @publicApi
+ */
+export type RedlockNode = string | RedisOptions | Redis;
+
+/**
+ * Retry settings that may be overridden per call (`acquire`, `using`, `@Locked`).
+ *
+ * @example
+ * await redlock.acquire('report', 10_000, { retryCount: 0 }); // one attempt, no waiting
+ * @publicApi
+ */
+export interface RetryOptions {
+  /** Further attempts after the first; `0` means one try, `Infinity` retries until `acquireTimeout` or `signal`. @default 10 */
+  retryCount?: number;
+  /** Mean wait between attempts, in ms. @default 200 */
+  retryDelay?: number;
+  /** Random spread around `retryDelay`: each wait is `retryDelay ± retryJitter` ms. @default 100 */
+  retryJitter?: number;
+  /** Upper bound on the whole acquisition, in ms, retries included. @default undefined (bounded by `retryCount` only) */
+  acquireTimeout?: number;
+}
+
+/**
+ * Options of a `Redlock` (and of `RedlockModule.forRoot()`).
+ *
+ * @example
+ * RedlockModule.forRoot({ nodes: ['redis://a:6379', 'redis://b:6379', 'redis://c:6379'], ttl: 5_000 });
+ * @publicApi
+ */
+export interface RedlockOptions extends RetryOptions {
+  /** The independent Redis masters. A lock is held when floor(N/2)+1 of them hold it. Not replicas of one another. */
+  nodes: RedlockNode[];
+  /** Prepended to every resource name to form the Redis key. @default 'lock:' */
+  keyPrefix?: string;
+  /** Default lock time-to-live in ms, when a call gives none. @default 10000 */
+  ttl?: number;
+  /** Clock drift allowance as a fraction of the TTL; validity = ttl - elapsed - (ttl × driftFactor + 2 ms). @default 0.01 */
+  driftFactor?: number;
+  /** Per-master bound on each command, in ms; a master that does not answer in time counts as a timeout. It is further capped at a third of the TTL in use. @default 500 */
+  commandTimeout?: number;
+  /** How long start-up waits for the masters to connect, in ms (masters still down are retried in the background). @default 2000 */
+  connectTimeout?: number;
+}
+
+/** Options with every default filled in. */
+export interface ResolvedRedlockOptions extends Required<Omit<RedlockOptions, 'acquireTimeout'>> {
+  acquireTimeout: number | undefined;
+}
+
+/** The defaults, frozen. */
+export const REDLOCK_DEFAULTS = Object.freeze({
+  keyPrefix: 'lock:',
+  ttl: 10_000,
+  driftFactor: 0.01,
+  retryCount: 10,
+  retryDelay: 200,
+  retryJitter: 100,
+  acquireTimeout: undefined,
+  commandTimeout: 500,
+  connectTimeout: 2_000,
+});
+
+function refuse(option: string, rule: string, value: unknown): never {
+  throw new RedlockConfigError(option, `\`${option}\` ${rule}; got ${describe(value)}.`);
+}
+
+function describe(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return String(value);
+  if (value === null || value === undefined) return String(value);
+  return Array.isArray(value) ? `an array of ${value.length}` : typeof value;
+}
+
+/** Refuses anything but a positive safe integer (a TTL or a timeout, in ms). */
+export function checkTtl(value: unknown, option = 'ttl'): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
+    refuse(option, 'must be a positive whole number of milliseconds', value);
+  }
+  return value;
+}
+
+/** Validates per-call retry settings, merging them over `base`. */
+export function resolveRetryOptions(
+  base: Required<Omit<RetryOptions, 'acquireTimeout'>> & { acquireTimeout: number | undefined },
+  overrides: RetryOptions | undefined,
+): Required<Omit<RetryOptions, 'acquireTimeout'>> & { acquireTimeout: number | undefined } {
+  const merged = { ...base };
+  if (overrides) {
+    for (const key of ['retryCount', 'retryDelay', 'retryJitter', 'acquireTimeout'] as const) {
+      if (overrides[key] !== undefined) (merged as Record<string, unknown>)[key] = overrides[key];
+    }
+  }
+  const { retryCount, retryDelay, retryJitter, acquireTimeout } = merged;
+  if (!(retryCount === Infinity || (Number.isSafeInteger(retryCount) && retryCount >= 0))) {
+    refuse('retryCount', 'must be a whole number >= 0, or Infinity to retry until `acquireTimeout` or the signal ends it', retryCount);
+  }
+  if (!Number.isSafeInteger(retryDelay) || retryDelay < 0) refuse('retryDelay', 'must be a whole number of milliseconds >= 0', retryDelay);
+  if (!Number.isSafeInteger(retryJitter) || retryJitter < 0) refuse('retryJitter', 'must be a whole number of milliseconds >= 0', retryJitter);
+  if (retryJitter > retryDelay) refuse('retryJitter', `must not exceed \`retryDelay\` (${retryDelay}), or some waits would be negative`, retryJitter);
+  if (acquireTimeout !== undefined) checkTtl(acquireTimeout, 'acquireTimeout');
+  return merged;
+}
+
+/**
+ * Validates options and fills in defaults. Throws `RedlockConfigError` naming the option at fault;
+ * it opens no connection and writes nothing.
+ */
+export function resolveOptions(options: RedlockOptions): ResolvedRedlockOptions {
+  if (options === null || typeof options !== 'object') refuse('options', 'must be an object with at least `nodes`', options);
+  const { nodes } = options;
+  if (!Array.isArray(nodes) || nodes.length === 0) {
+    refuse('nodes', 'must list at least one Redis master (an odd number such as 3 or 5 is best)', nodes);
+  }
+  const keyPrefix = options.keyPrefix ?? REDLOCK_DEFAULTS.keyPrefix;
+  if (typeof keyPrefix !== 'string') refuse('keyPrefix', 'must be a string', keyPrefix);
+  const ttl = checkTtl(options.ttl ?? REDLOCK_DEFAULTS.ttl);
+  const driftFactor = options.driftFactor ?? REDLOCK_DEFAULTS.driftFactor;
+  if (typeof driftFactor !== 'number' || !Number.isFinite(driftFactor) || driftFactor < 0 || driftFactor >= 0.5) {
+    refuse('driftFactor', 'must be a number from 0 up to (not including) 0.5', driftFactor);
+  }
+  const commandTimeout = checkTtl(options.commandTimeout ?? REDLOCK_DEFAULTS.commandTimeout, 'commandTimeout');
+  const connectTimeout = checkTtl(options.connectTimeout ?? REDLOCK_DEFAULTS.connectTimeout, 'connectTimeout');
+  const retry = resolveRetryOptions(
+    {
+      retryCount: REDLOCK_DEFAULTS.retryCount,
+      retryDelay: REDLOCK_DEFAULTS.retryDelay,
+      retryJitter: REDLOCK_DEFAULTS.retryJitter,
+      acquireTimeout: REDLOCK_DEFAULTS.acquireTimeout,
+    },
+    options,
+  );
+  return { nodes, keyPrefix, ttl, driftFactor, commandTimeout, connectTimeout, ...retry };
+}

@@ -1,0 +1,326 @@
+import { randomBytes } from 'node:crypto';
+import { LockAcquisitionError } from '../errors/lock-acquisition.error.js';
+import { LockExtensionError } from '../errors/lock-extension.error.js';
+import { LockKeyError } from '../errors/lock-key.error.js';
+import { LockLostError } from '../errors/lock-lost.error.js';
+import { RedlockError } from '../errors/redlock.error.js';
+import { commandTimeoutFor, now, validUntilOf } from './clock.js';
+import { Lock, type LockIssuer } from './lock.js';
+import { lockHeldInChain, runWithLock } from './lock-context.js';
+import { closeMasters, connectMasters, openMasters, type Master } from './master.js';
+import {
+  checkTtl,
+  resolveOptions,
+  resolveRetryOptions,
+  type RedlockOptions,
+  type ResolvedRedlockOptions,
+  type RetryOptions,
+} from './options.js';
+import { startRenewal } from './renewal.js';
+import { abortableSleep, jitteredDelay } from './retry.js';
+import { describeOutcomes, quorumOf, voteRound, type MasterOutcome } from './votes.js';
+
+/**
+ * Per-call options of `acquire()` and `using()`.
+ *
+ * @example
+ * await redlock.acquire('report', 30_000, { acquireTimeout: 2_000, signal: AbortSignal.timeout(5_000) });
+ * @publicApi
+ */
+export interface AcquireOptions extends RetryOptions {
+  /** Gives up waiting when this signal aborts; the acquisition rejects with `signal.reason`. */
+  signal?: AbortSignal;
+  /** `acquire()` only: renew the lock automatically until it is released (as `using()` does). @default false */
+  autoExtend?: boolean;
+}
+
+const quote = (resources: readonly string[]): string => resources.map((r) => JSON.stringify(r)).join(', ');
+
+/**
+ * The Redlock algorithm over N independent Redis masters, with no framework attached.
+ * `RedlockService` is this class made injectable; use it directly outside Nest.
+ *
+ * @example
+ * const redlock = new Redlock({ nodes: ['redis://127.0.0.1:6379', 'redis://127.0.0.1:6380', 'redis://127.0.0.1:6381'] });
+ * await redlock.connect();
+ * const total = await redlock.using('account:7', 5_000, async (lock) => transfer({ signal: lock.signal }));
+ * await redlock.close();
+ * @publicApi
+ */
+export class Redlock implements LockIssuer {
+  /** The options in force, defaults filled in. */
+  readonly options: ResolvedRedlockOptions;
+  /** How many masters must agree: floor(N/2)+1. */
+  readonly quorum: number;
+  readonly #masters: readonly Master[];
+  readonly #held = new Set<Lock>();
+  readonly #closing = new AbortController();
+
+  /** @throws RedlockConfigError naming the option at fault; nothing is connected or written then. */
+  constructor(options: RedlockOptions) {
+    this.options = resolveOptions(options);
+    this.#masters = openMasters(this.options.nodes);
+    this.quorum = quorumOf(this.#masters.length);
+  }
+
+  /** The masters' labels (`host:port`), in `nodes` order. */
+  get masters(): string[] {
+    return this.#masters.map((m) => m.label);
+  }
+
+  /** Opens the connections the library owns, waiting up to `connectTimeout`; masters still down are retried in the background. */
+  connect(): Promise<void> {
+    return connectMasters(this.#masters, this.options.connectTimeout);
+  }
+
+  /**
+   * Acquires a lock on one resource, or on several at once (all or none on each master), retrying
+   * with jittered delays until `retryCount`, `acquireTimeout` or `signal` ends it.
+   *
+   * @param resources A resource name, or several; the Redis keys are `keyPrefix + resource`.
+   * @param ttl Time-to-live in ms (default: the `ttl` option).
+   * @throws LockAcquisitionError with each master's outcome when no quorum was won in time.
+   * @throws LockKeyError for an empty resource name; RedlockConfigError for a bad `ttl` or retry option.
+   * @example
+   * const lock = await redlock.acquire(['seat:12A', 'seat:12B'], 3_000);
+   * try { await book(); } finally { await lock.release(); }
+   */
+  async acquire(resources: string | readonly string[], ttl?: number, options?: AcquireOptions): Promise<Lock> {
+    const names = this.checkResources(resources);
+    const lockTtl = checkTtl(ttl ?? this.options.ttl);
+    const retry = resolveRetryOptions(this.options, options);
+    const lock = await this.acquireChecked(names, lockTtl, retry, options?.signal, false);
+    if (options?.autoExtend) lock.renewWith(startRenewal(lock));
+    return lock;
+  }
+
+  /**
+   * Makes a single attempt. Resolves to null when another holder has the lock; rejects with
+   * `LockAcquisitionError` when no master said "held" but no quorum answered either (Redis trouble).
+   *
+   * @example
+   * const lock = await redlock.tryAcquire('nightly-report', 60_000);
+   * if (!lock) return; // another instance is on it
+   */
+  async tryAcquire(resources: string | readonly string[], ttl?: number): Promise<Lock | null> {
+    const names = this.checkResources(resources);
+    const lockTtl = checkTtl(ttl ?? this.options.ttl);
+    try {
+      return await this.acquireChecked(names, lockTtl, { retryCount: 0, retryDelay: 0, retryJitter: 0, acquireTimeout: undefined }, undefined, true);
+    } catch (error) {
+      if (error instanceof LockAcquisitionError && error.busy) return null;
+      throw error;
+    }
+  }
+
+  /**
+   * Runs `fn` under the lock, renewing it while `fn` runs, and releases it on every master when `fn`
+   * settles. Returns `fn`'s result; `fn`'s own errors pass through unchanged. If the lock was lost
+   * while `fn` ran (see `lock.signal`), the call rejects with `LockLostError` after `fn` settles.
+   * Reentrant: resources already held by an enclosing `using()` / `@Locked` in the same call chain
+   * are not acquired again.
+   *
+   * @example
+   * const seat = await redlock.using(`seat:${id}`, 2_000, async (lock) => sell(id, lock.signal));
+   */
+  async using<T>(
+    resources: string | readonly string[],
+    ttl: number | undefined,
+    fn: (lock: Lock) => Promise<T> | T,
+    options?: Omit<AcquireOptions, 'autoExtend'>,
+  ): Promise<T> {
+    const names = this.checkResources(resources);
+    const lockTtl = checkTtl(ttl ?? this.options.ttl);
+    const retry = resolveRetryOptions(this.options, options);
+
+    const inherited = new Set<Lock>();
+    const missing: string[] = [];
+    for (const name of names) {
+      const held = lockHeldInChain(name);
+      if (held) inherited.add(held);
+      else missing.push(name);
+    }
+    if (missing.length === 0) {
+      const [outer] = inherited;
+      const result = await fn(outer);
+      this.throwIfLost(inherited);
+      return result;
+    }
+
+    const lock = await this.acquireChecked(missing, lockTtl, retry, options?.signal, false);
+    lock.renewWith(startRenewal(lock));
+    let result: T;
+    try {
+      result = await runWithLock(lock, () => fn(lock));
+    } finally {
+      await this.releaseLock(lock);
+    }
+    this.throwIfLost(inherited);
+    if (lock.lostReason) throw lock.lostReason;
+    return result;
+  }
+
+  private throwIfLost(locks: Iterable<Lock>): void {
+    for (const lock of locks) if (lock.lostReason) throw lock.lostReason;
+  }
+
+  private checkResources(resources: string | readonly string[]): string[] {
+    const list = typeof resources === 'string' ? [resources] : resources;
+    if (!Array.isArray(list) || list.length === 0) {
+      throw new LockKeyError('`resources` must be a non-empty resource name or a non-empty array of them.');
+    }
+    for (const [i, r] of list.entries()) {
+      if (typeof r !== 'string' || r.length === 0) {
+        throw new LockKeyError(`\`resources${typeof resources === 'string' ? '' : `[${i}]`}\` must be a non-empty string; got ${r === '' ? 'an empty string' : typeof r}.`);
+      }
+    }
+    return list.length === 1 ? [list[0]] : [...new Set(list)];
+  }
+
+  private async acquireChecked(
+    resources: string[],
+    ttl: number,
+    retry: ReturnType<typeof resolveRetryOptions>,
+    signal: AbortSignal | undefined,
+    single: boolean,
+  ): Promise<Lock> {
+    const closing = this.#closing.signal;
+    const keys = resources.map((r) => this.options.keyPrefix + r);
+    const timeout = commandTimeoutFor(ttl, this.options.commandTimeout);
+    const deadline = retry.acquireTimeout === undefined ? Infinity : now() + retry.acquireTimeout;
+    const ttlArg = String(ttl);
+    for (let attempt = 1; ; attempt++) {
+      signal?.throwIfAborted();
+      if (closing.aborted) throw this.closedError();
+      const value = randomBytes(16).toString('base64url');
+      const start = now();
+      const round = voteRound(
+        this.#masters,
+        this.quorum,
+        timeout,
+        (m) => m.scripts.quorumLockAcquire(keys.length, ...keys, value, ttlArg),
+        (reply) => reply === 1,
+      );
+      const won = await round.decided;
+      const validUntil = validUntilOf(start, ttl, this.options.driftFactor);
+      if (won && validUntil > now()) {
+        const lock = new Lock(this, resources, keys, value, ttl, validUntil);
+        if (signal?.aborted || closing.aborted) {
+          void this.releaseKeys(keys, value, timeout);
+          throw signal?.aborted ? signal.reason : this.closedError();
+        }
+        this.#held.add(lock);
+        return lock;
+      }
+      // Failed: release on ALL masters, the ones that said no or timed out included.
+      const released = this.releaseKeys(keys, value, timeout);
+      const wait = jitteredDelay(retry.retryDelay, retry.retryJitter);
+      const outOfTime = now() + wait >= deadline;
+      if (attempt > retry.retryCount || outOfTime || signal?.aborted || closing.aborted) {
+        await Promise.all([released.settled, round.settled]);
+        signal?.throwIfAborted();
+        if (closing.aborted) throw this.closedError();
+        throw this.acquisitionError(resources, attempt, round.outcomes, won, retry, outOfTime && !single);
+      }
+      await abortableSleep(wait, signal, closing);
+    }
+  }
+
+  private acquisitionError(
+    resources: string[],
+    attempts: number,
+    outcomes: readonly (MasterOutcome | undefined)[],
+    wonTooLate: boolean,
+    retry: ReturnType<typeof resolveRetryOptions>,
+    outOfTime: boolean,
+  ): LockAcquisitionError {
+    const settled = outcomes.map((o, i) => o ?? { master: this.#masters[i].label, status: 'timeout' as const });
+    const why = wonTooLate
+      ? 'the quorum was won too late: no validity was left (raise `ttl` or lower latency)'
+      : `${this.quorum} of ${this.#masters.length} masters are needed; last attempt: ${describeOutcomes(settled, 'held by another holder')}`;
+    const budget = outOfTime ? `within \`acquireTimeout\` (${retry.acquireTimeout} ms)` : `after ${attempts} attempt${attempts === 1 ? '' : 's'} (\`retryCount\` ${retry.retryCount})`;
+    return new LockAcquisitionError(resources, attempts, settled, `Could not lock ${quote(resources)} ${budget}: ${why}.`);
+  }
+
+  /** Used by `Lock.extend()`. @internal */
+  async extendLock(lock: Lock, ttl: number): Promise<void> {
+    checkTtl(ttl);
+    if (lock.lostReason) throw lock.lostReason;
+    if (!lock.isHeld) {
+      const reason = new LockLostError(lock.resources, `Cannot extend the lock on ${quote(lock.resources)}: it was released or its validity ended. A lapsed lock is never revived; acquire it again.`);
+      lock.markLost(reason);
+      throw reason;
+    }
+    const timeout = commandTimeoutFor(ttl, this.options.commandTimeout);
+    const start = now();
+    const round = voteRound(
+      this.#masters,
+      this.quorum,
+      timeout,
+      (m) => m.scripts.quorumLockExtend(lock.keys.length, ...lock.keys, lock.value, String(ttl)),
+      (reply) => reply === 1,
+    );
+    const won = await round.decided;
+    const validUntil = validUntilOf(start, ttl, this.options.driftFactor);
+    if (won && lock.isHeld && validUntil > now()) {
+      lock.markExtended(validUntil, ttl);
+      return;
+    }
+    const refused = round.outcomes.filter((o) => o?.status === 'refused').length;
+    if (refused > this.#masters.length - this.quorum || !lock.isHeld) {
+      const reason = new LockLostError(
+        lock.resources,
+        `The lock on ${quote(lock.resources)} was lost: ${refused > this.#masters.length - this.quorum ? `${refused} of ${this.#masters.length} masters no longer hold it` : 'its validity ended before a quorum extended it'}.`,
+      );
+      lock.markLost(reason);
+      this.#held.delete(lock);
+      throw reason;
+    }
+    throw new LockExtensionError(
+      lock.resources,
+      round.outcomes.map((o, i) => o ?? { master: this.#masters[i].label, status: 'timeout' as const }),
+      `Could not extend the lock on ${quote(lock.resources)}: ${describeOutcomes(round.outcomes, 'no longer holding it')}. It stays valid for ${Math.round(lock.validity)} ms.`,
+    );
+  }
+
+  /** Used by `Lock.release()`. @internal */
+  async releaseLock(lock: Lock): Promise<void> {
+    if (!lock.markReleased()) return;
+    this.#held.delete(lock);
+    await this.releaseKeys(lock.keys, lock.value, commandTimeoutFor(lock.ttl, this.options.commandTimeout)).decided;
+  }
+
+  /** Compare-and-delete on every master. Never rejects. */
+  private releaseKeys(keys: readonly string[], value: string, timeout: number): { decided: Promise<unknown>; settled: Promise<void> } {
+    return voteRound(
+      this.#masters,
+      this.quorum,
+      timeout,
+      (m) => m.scripts.quorumLockRelease(keys.length, ...keys, value),
+      () => true,
+    );
+  }
+
+  private closedError(): RedlockError {
+    return new RedlockError('Redlock is closed (the application is shutting down); no new lock can be acquired.');
+  }
+
+  /**
+   * Stops every renewal, aborts pending acquisitions, marks held locks lost (their signals abort),
+   * releases them on every master within `commandTimeout`, then closes only the connections the
+   * library opened. Idempotent.
+   */
+  async close(): Promise<void> {
+    if (this.#closing.signal.aborted) return;
+    this.#closing.abort(this.closedError());
+    const held = [...this.#held];
+    this.#held.clear();
+    await Promise.all(
+      held.map((lock) => {
+        lock.markLost(new LockLostError(lock.resources, `The lock on ${quote(lock.resources)} was released because the application is shutting down.`));
+        return this.releaseKeys(lock.keys, lock.value, this.options.commandTimeout).settled;
+      }),
+    );
+    closeMasters(this.#masters);
+  }
+}

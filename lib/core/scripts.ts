@@ -1,0 +1,55 @@
+import type { Redis } from 'ioredis';
+
+/**
+ * The three Lua scripts of the algorithm. Resource keys travel as KEYS and the lock value and TTL as
+ * ARGV: nothing user-supplied is spliced into Lua. Each script covers all of a lock's resources at
+ * once on one master, so a master grants, extends or releases all of them or none.
+ */
+export const LUA = {
+  /** Sets every key to the value with a TTL if none of them exists. 1 = granted, 0 = some key is held. */
+  acquire: `
+for i = 1, #KEYS do
+  if redis.call('exists', KEYS[i]) == 1 then return 0 end
+end
+for i = 1, #KEYS do
+  redis.call('set', KEYS[i], ARGV[1], 'PX', ARGV[2])
+end
+return 1`,
+  /** Resets the TTL of every key if all of them still hold the value. 1 = extended, 0 = not ours. */
+  extend: `
+for i = 1, #KEYS do
+  if redis.call('get', KEYS[i]) ~= ARGV[1] then return 0 end
+end
+for i = 1, #KEYS do
+  redis.call('pexpire', KEYS[i], ARGV[2])
+end
+return 1`,
+  /** Deletes the keys that still hold the value (compare-and-delete). Returns how many it deleted. */
+  release: `
+local n = 0
+for i = 1, #KEYS do
+  if redis.call('get', KEYS[i]) == ARGV[1] then
+    redis.call('del', KEYS[i])
+    n = n + 1
+  end
+end
+return n`,
+} as const;
+
+/** A client with the scripts registered as commands (EVALSHA, with EVAL on NOSCRIPT). */
+export interface ScriptedClient {
+  quorumLockAcquire(numKeys: number, ...keysThenArgs: (string | number)[]): Promise<number>;
+  quorumLockExtend(numKeys: number, ...keysThenArgs: (string | number)[]): Promise<number>;
+  quorumLockRelease(numKeys: number, ...keysThenArgs: (string | number)[]): Promise<number>;
+}
+
+/** Registers the scripts on a client with ioredis `defineCommand` (idempotent). */
+export function defineScripts(client: Redis): ScriptedClient {
+  const scripted = client as unknown as Partial<ScriptedClient>;
+  if (typeof scripted.quorumLockRelease !== 'function') {
+    client.defineCommand('quorumLockAcquire', { lua: LUA.acquire });
+    client.defineCommand('quorumLockExtend', { lua: LUA.extend });
+    client.defineCommand('quorumLockRelease', { lua: LUA.release });
+  }
+  return client as unknown as ScriptedClient;
+}

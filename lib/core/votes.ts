@@ -1,0 +1,117 @@
+import type { Master } from './master.js';
+
+/**
+ * What one master answered to one script call.
+ * - `granted`: it did what was asked (set, extended or deleted the keys);
+ * - `refused`: for an acquire, another holder has one of the keys; for an extend, the keys no longer
+ *   hold this lock's value;
+ * - `error`: the command failed (connection refused, closed, script error…);
+ * - `timeout`: no answer within `commandTimeout`.
+ *
+ * @example
+ * err.outcomes.filter((o) => o.status === 'timeout').map((o) => o.master); // ['10.0.0.3:6379']
+ * @publicApi
+ */
+export interface MasterOutcome {
+  /** The master, as `host:port`. */
+  readonly master: string;
+  readonly status: 'granted' | 'refused' | 'error' | 'timeout';
+  /** The failure, when `status` is `error`. */
+  readonly error?: Error;
+}
+
+/** Floor(N/2)+1: the number of masters that must agree. */
+export function quorumOf(masterCount: number): number {
+  return Math.floor(masterCount / 2) + 1;
+}
+
+/** One script call sent to every master at once, and how the votes are coming in. */
+export interface VoteRound {
+  /** Resolves as soon as the result is known: true on a quorum of grants, false once a quorum is out of reach. */
+  readonly decided: Promise<boolean>;
+  /** Resolves when every master has answered or timed out. */
+  readonly settled: Promise<void>;
+  /** Each master's outcome, in master order; entries are filled in as answers arrive. */
+  readonly outcomes: (MasterOutcome | undefined)[];
+}
+
+/**
+ * Sends `send(master)` to all masters in parallel and counts the votes. It decides as soon as a quorum
+ * for, or a blocking minority against, is known, without waiting for a hung master. One timer bounds
+ * the whole round: masters that have not answered within `timeoutMs` count as timeouts.
+ */
+export function voteRound(
+  masters: readonly Master[],
+  quorum: number,
+  timeoutMs: number,
+  send: (master: Master) => Promise<unknown>,
+  isGranted: (reply: unknown) => boolean,
+): VoteRound {
+  const n = masters.length;
+  const outcomes: (MasterOutcome | undefined)[] = new Array(n).fill(undefined);
+  let granted = 0;
+  let against = 0;
+  let pending = n;
+  let decide!: (won: boolean) => void;
+  let settle!: () => void;
+  let decidedYet = false;
+  const decided = new Promise<boolean>((resolve) => (decide = resolve));
+  const settled = new Promise<void>((resolve) => (settle = resolve));
+
+  const record = (i: number, outcome: MasterOutcome): void => {
+    if (outcomes[i] !== undefined) return; // a late answer after the timeout
+    outcomes[i] = outcome;
+    pending--;
+    if (outcome.status === 'granted') granted++;
+    else against++;
+    if (!decidedYet && (granted >= quorum || against > n - quorum)) {
+      decidedYet = true;
+      decide(granted >= quorum);
+    }
+    if (pending === 0) {
+      clearTimeout(timer);
+      settle();
+    }
+  };
+
+  const timer = setTimeout(() => {
+    for (let i = 0; i < n; i++) if (outcomes[i] === undefined) record(i, { master: masters[i].label, status: 'timeout' });
+  }, timeoutMs);
+  timer.unref();
+
+  for (let i = 0; i < n; i++) {
+    const master = masters[i];
+    let reply: Promise<unknown>;
+    try {
+      reply = send(master);
+    } catch (error) {
+      reply = Promise.reject(error);
+    }
+    reply.then(
+      (value) => record(i, { master: master.label, status: isGranted(value) ? 'granted' : 'refused' }),
+      (error: unknown) =>
+        record(i, { master: master.label, status: 'error', error: error instanceof Error ? error : new Error(String(error)) }),
+    );
+  }
+  return { decided, settled, outcomes };
+}
+
+/** A one-line tally such as "2 granted, 1 refused (held by another holder), 2 timed out". */
+export function describeOutcomes(outcomes: readonly (MasterOutcome | undefined)[], refusedMeans: string): string {
+  const count = { granted: 0, refused: 0, error: 0, timeout: 0, pending: 0 };
+  let firstError: Error | undefined;
+  for (const o of outcomes) {
+    if (!o) count.pending++;
+    else {
+      count[o.status]++;
+      if (o.status === 'error') firstError ??= o.error;
+    }
+  }
+  const parts: string[] = [];
+  if (count.granted) parts.push(`${count.granted} granted`);
+  if (count.refused) parts.push(`${count.refused} ${refusedMeans}`);
+  if (count.error) parts.push(`${count.error} failed${firstError ? ` (${firstError.message})` : ''}`);
+  if (count.timeout) parts.push(`${count.timeout} timed out`);
+  if (count.pending) parts.push(`${count.pending} still pending`);
+  return parts.join(', ');
+}

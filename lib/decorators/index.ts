@@ -1,0 +1,1 @@
+export { Locked, type LockedOptions } from './locked.decorator.js';

@@ -1,0 +1,15 @@
+export { RedlockModule } from './redlock.module.js';
+export {
+  REDLOCK_MODULE_OPTIONS,
+  type RedlockModuleOptions,
+  type RedlockOptionsFactory,
+} from './redlock.module-definition.js';
+export { RedlockService } from './redlock.service.js';
+export { Locked, type LockedOptions } from './decorators/index.js';
+export { Redlock, type AcquireOptions } from './core/redlock.js';
+export { Lock } from './core/lock.js';
+export { currentLock } from './core/lock-context.js';
+export type { LockKey } from './core/key-template.js';
+export type { MasterOutcome } from './core/votes.js';
+export { REDLOCK_DEFAULTS, type RedlockNode, type RedlockOptions, type RetryOptions } from './core/options.js';
+export * from './errors/index.js';

@@ -1,0 +1,39 @@
+import { ConfigurableModuleBuilder } from '@nestjs/common';
+import type { RedlockOptions } from './core/options.js';
+
+/**
+ * Options of `RedlockModule.forRoot()`: the `Redlock` options (`nodes`, `keyPrefix`, `ttl`,
+ * `driftFactor`, `retryCount`, `retryDelay`, `retryJitter`, `acquireTimeout`, `commandTimeout`,
+ * `connectTimeout`). `isGlobal` (default true) is given beside them.
+ *
+ * @example
+ * RedlockModule.forRoot({ nodes: ['redis://a:6379', 'redis://b:6379', 'redis://c:6379'], isGlobal: true });
+ * @publicApi
+ */
+export type RedlockModuleOptions = RedlockOptions;
+
+/**
+ * Implement it for `forRootAsync({ useClass })` or `useExisting`.
+ *
+ * @example
+ * \@Injectable()
+ * class RedlockConfig implements RedlockOptionsFactory {
+ *   constructor(private readonly config: ConfigService) {}
+ *   createRedlockOptions() { return { nodes: this.config.getOrThrow<string>('REDLOCK_NODES').split(',') }; }
+ * }
+ * @publicApi
+ */
+export interface RedlockOptionsFactory {
+  createRedlockOptions(): RedlockModuleOptions | Promise<RedlockModuleOptions>;
+}
+
+export const {
+  ConfigurableModuleClass: ConfigurableRedlockModule,
+  MODULE_OPTIONS_TOKEN: REDLOCK_MODULE_OPTIONS,
+  OPTIONS_TYPE: REDLOCK_OPTIONS_TYPE,
+  ASYNC_OPTIONS_TYPE: REDLOCK_ASYNC_OPTIONS_TYPE,
+} = new ConfigurableModuleBuilder<RedlockModuleOptions>({ moduleName: 'Redlock' })
+  .setClassMethodName('forRoot')
+  .setFactoryMethodName('createRedlockOptions')
+  .setExtras({ isGlobal: true }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
+  .build();
