@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { LockAcquisitionError } from '../errors/lock-acquisition.error.js';
 import { LockExtensionError } from '../errors/lock-extension.error.js';
 import { LockKeyError } from '../errors/lock-key.error.js';
@@ -61,6 +62,7 @@ export class Redlock implements LockIssuer {
     this.options = resolveOptions(options);
     this.#masters = openMasters(this.options.nodes);
     this.quorum = quorumOf(this.#masters.length);
+    setMaxListeners(0, this.#closing.signal); // every acquisition waiting to retry listens to it
   }
 
   /** The masters' labels (`host:port`), in `nodes` order. */

@@ -1,4 +1,4 @@
-import type { MasterOutcome } from '../core/votes.js';
+import { quorumOf, type MasterOutcome } from '../core/votes.js';
 import { RedlockError } from './redlock.error.js';
 
 /**
@@ -24,8 +24,18 @@ export class LockAcquisitionError extends RedlockError {
     super(message);
   }
 
-  /** True when at least one master answered that another holder has the lock. */
+  /**
+   * True when another holder is why the lock was not won: at least one master answered that the
+   * resource is held, and the masters that failed or timed out were too few to block a quorum on
+   * their own. False when Redis trouble alone explains the failure.
+   */
   get busy(): boolean {
-    return this.outcomes.some((o) => o.status === 'refused');
+    let refused = 0;
+    let failed = 0;
+    for (const o of this.outcomes) {
+      if (o.status === 'refused') refused++;
+      else if (o.status !== 'granted') failed++;
+    }
+    return refused > 0 && failed <= this.outcomes.length - quorumOf(this.outcomes.length);
   }
 }

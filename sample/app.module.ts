@@ -1,0 +1,21 @@
+import { Module } from '@nestjs/common';
+import { ConfigModule, ConfigService } from '@nestjs/config';
+import { APP_FILTER } from '@nestjs/core';
+import { RedlockModule } from 'nestjs-quorum-lock';
+import { InventoryService, redlockNodes } from './inventory.service.js';
+import { LockBusyFilter } from './lock-busy.filter.js';
+import { SeatsController } from './seats.controller.js';
+
+/** The shop: Redlock configured from `REDLOCK_NODES` through `@nestjs/config`. */
+@Module({
+  imports: [
+    ConfigModule.forRoot({ isGlobal: true }),
+    RedlockModule.forRootAsync({
+      inject: [ConfigService],
+      useFactory: (config: ConfigService) => ({ nodes: redlockNodes(config), keyPrefix: 'shop:lock:' }),
+    }),
+  ],
+  controllers: [SeatsController],
+  providers: [InventoryService, { provide: APP_FILTER, useClass: LockBusyFilter }],
+})
+export class AppModule {}

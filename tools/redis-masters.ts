@@ -1,0 +1,257 @@
+/**
+ * Starts and controls real, independent `redis-server` processes on 127.0.0.1 for tests, the
+ * sample app, benchmarks and fault injection. Framework-free: Node built-ins only.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { rmSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, connect, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+
+const HOST = '127.0.0.1';
+const READY_TIMEOUT_MS = 5_000;
+const STOP_GRACE_MS = 2_000;
+const PORT_ATTEMPTS = 5;
+const OUTPUT_LIMIT = 4_096;
+const NOT_FOUND =
+  'redis-server was not found on PATH. Install it (Debian/Ubuntu: `apt-get install -y redis-server`) ' +
+  'or set REDIS_SERVER to its path.';
+
+/**
+ * One `redis-server` process on 127.0.0.1, controlled by signals. Nothing is persisted.
+ * @example
+ * master.pause();          // SIGSTOP: the kernel still accepts connections, nothing answers
+ * master.resume();         // SIGCONT
+ * await master.kill();     // SIGKILL: all data is lost
+ * await master.restart();  // same port, new pid, empty dataset
+ */
+export interface RedisMaster {
+  readonly port: number;
+  /** `redis://127.0.0.1:${port}` */
+  readonly url: string;
+  /** Pid of the current server process, `undefined` while none is running; changes after `restart()`. */
+  readonly pid: number | undefined;
+  /** SIGSTOP the process. */
+  pause(): void;
+  /** SIGCONT the process. */
+  resume(): void;
+  /** SIGKILL and wait for exit. */
+  kill(): Promise<void>;
+  /** Start again on the same port and wait until it answers PING. Throws if still running. */
+  restart(): Promise<void>;
+  /** SIGCONT, SIGTERM (SIGKILL after 2 s), wait for exit, remove the temp dir. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The masters started by {@link startRedisMasters}.
+ * @example
+ * const redis = await startRedisMasters(3);
+ * try { useLock(redis.urls); } finally { await redis.stop(); }
+ */
+export interface RedisMasters extends AsyncDisposable {
+  readonly masters: readonly RedisMaster[];
+  readonly urls: string[];
+  /** Stop all masters. Idempotent. */
+  stop(): Promise<void>;
+}
+
+interface Proc {
+  readonly child: ChildProcess;
+  readonly exited: Promise<void>;
+  readonly state: { done: boolean; error?: NodeJS.ErrnoException; output: string };
+}
+
+/** What is left when this process exits: children are SIGKILLed and dirs removed, synchronously. */
+const running = new Set<ChildProcess>();
+const tempDirs = new Set<string>();
+let exitHookInstalled = false;
+
+function onExit(): void {
+  for (const child of running) {
+    try {
+      process.kill(child.pid!, 'SIGKILL');
+    } catch {}
+  }
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+}
+
+async function makeTempDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'redis-master-'));
+  tempDirs.add(dir);
+  return dir;
+}
+
+async function removeTempDir(dir: string): Promise<void> {
+  await rm(dir, { recursive: true, force: true });
+  tempDirs.delete(dir);
+}
+
+function launch(bin: string, port: number, dir: string): Proc {
+  const args = ['--port', String(port), '--bind', HOST, '--save', '', '--appendonly', 'no', '--protected-mode', 'no'];
+  args.push('--daemonize', 'no', '--loglevel', 'warning', '--dir', dir);
+  const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const state: Proc['state'] = { done: false, output: '' };
+  const capture = (chunk: Buffer) => (state.output = (state.output + chunk.toString()).slice(-OUTPUT_LIMIT));
+  child.stdout!.on('data', capture);
+  child.stderr!.on('data', capture);
+  if (!exitHookInstalled) process.on('exit', onExit);
+  exitHookInstalled = true;
+  running.add(child);
+  const exited = new Promise<void>((resolve) => {
+    const finish = (error?: Error) => {
+      running.delete(child);
+      state.done = true;
+      state.error ??= error;
+      resolve();
+    };
+    child.on('error', finish); // a failed spawn (ENOENT) emits 'error' and no 'exit'
+    child.once('exit', () => finish());
+  });
+  return { child, exited, state };
+}
+
+/** True once the server on `port` answers PING and reports `pid` (not some foreign server's). */
+function answers(port: number, pid: number | undefined): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: HOST, port });
+    let reply = '';
+    const done = (ok: boolean) => (socket.destroy(), resolve(ok));
+    socket.setTimeout(250, () => done(false));
+    socket.on('error', () => done(false));
+    socket.on('connect', () => socket.write('PING\r\nINFO server\r\n'));
+    socket.on('data', (data) => {
+      const match = /process_id:(\d+)\r\n/.exec((reply += data.toString()));
+      if (match) done(reply.startsWith('+PONG') && Number(match[1]) === pid);
+    });
+  });
+}
+
+/** Spawn on `port` and wait until it answers. Resolves `undefined` if the port turned out to be taken. */
+async function startOn(bin: string, port: number, dir: string): Promise<Proc | undefined> {
+  const proc = launch(bin, port, dir);
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  while (!proc.state.done && Date.now() < deadline) {
+    if (await answers(port, proc.child.pid)) return proc;
+    await delay(50);
+  }
+  const { done, error, output } = proc.state;
+  if (error?.code === 'ENOENT') throw new Error(NOT_FOUND, { cause: error });
+  if (done && output.includes('Address already in use')) return undefined;
+  proc.child.kill('SIGKILL');
+  await proc.exited;
+  const { exitCode, signalCode } = proc.child;
+  const why = done
+    ? `exited (${error?.message ?? `code ${exitCode}, signal ${signalCode}`})`
+    : `did not answer PING within ${READY_TIMEOUT_MS} ms`;
+  throw new Error(`redis-server (${bin}) on ${HOST}:${port} ${why}. Output:\n${output || '(none)'}`);
+}
+
+class Master implements RedisMaster {
+  readonly url: string;
+
+  constructor(
+    readonly port: number,
+    private readonly bin: string,
+    private dir: string | undefined,
+    private proc: Proc | undefined,
+  ) {
+    this.url = `redis://${HOST}:${port}`;
+  }
+
+  get pid(): number | undefined {
+    return this.proc?.child.pid;
+  }
+
+  pause(): void {
+    this.signal('SIGSTOP');
+  }
+
+  resume(): void {
+    this.signal('SIGCONT');
+  }
+
+  async kill(): Promise<void> {
+    this.proc?.child.kill('SIGKILL');
+    await this.proc?.exited;
+    this.proc = undefined;
+  }
+
+  async restart(): Promise<void> {
+    if (this.proc) throw new Error(`redis-server on ${HOST}:${this.port} is still running (pid ${this.pid})`);
+    this.dir ??= await makeTempDir();
+    this.proc = await startOn(this.bin, this.port, this.dir);
+    if (!this.proc) throw new Error(`cannot restart redis-server: ${HOST}:${this.port} is in use by another process`);
+  }
+
+  async stop(): Promise<void> {
+    const proc = this.proc;
+    if (proc) {
+      proc.child.kill('SIGCONT'); // always: a stopped process would not act on SIGTERM
+      proc.child.kill('SIGTERM');
+      const timer = setTimeout(() => proc.child.kill('SIGKILL'), STOP_GRACE_MS);
+      await proc.exited;
+      clearTimeout(timer);
+      this.proc = undefined;
+    }
+    if (this.dir) await removeTempDir(this.dir);
+    this.dir = undefined;
+  }
+
+  private signal(signal: NodeJS.Signals): void {
+    if (!this.proc) throw new Error(`redis-server on ${HOST}:${this.port} is not running`);
+    this.proc.child.kill(signal);
+  }
+}
+
+async function startMaster(bin: string): Promise<Master> {
+  const dir = await makeTempDir();
+  try {
+    for (let attempt = 1; attempt <= PORT_ATTEMPTS; attempt++) {
+      const port = await freePort();
+      const proc = await startOn(bin, port, dir);
+      if (proc) return new Master(port, bin, dir, proc);
+    }
+    throw new Error(`redis-server found no free port on ${HOST} in ${PORT_ATTEMPTS} attempts`);
+  } catch (error) {
+    await removeTempDir(dir);
+    throw error;
+  }
+}
+
+/**
+ * Start `count` independent masters in parallel on free ports of 127.0.0.1, each answering PING.
+ * The binary is `options.redisServer`, else `$REDIS_SERVER`, else `redis-server` from PATH.
+ * @example
+ * await using redis = await startRedisMasters(3);
+ * const clients = redis.urls.map((url) => new Redis(url));
+ */
+export async function startRedisMasters(count: number, options: { redisServer?: string } = {}): Promise<RedisMasters> {
+  if (!Number.isInteger(count) || count < 0) throw new RangeError(`count must be an integer >= 0, got ${count}`);
+  const bin = options.redisServer ?? process.env.REDIS_SERVER ?? 'redis-server';
+  const results = await Promise.allSettled(Array.from({ length: count }, () => startMaster(bin)));
+  const masters = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+  const stop = async () => void (await Promise.all(masters.map((m) => m.stop())));
+  const failure = results.find((r) => r.status === 'rejected');
+  if (failure) {
+    await stop();
+    throw failure.reason;
+  }
+  return { masters, urls: masters.map((m) => m.url), stop, [Symbol.asyncDispose]: stop };
+}
+
+/**
+ * A TCP port that was free on 127.0.0.1 a moment ago (bound to port 0, read, closed).
+ * @example
+ * const port = await freePort();
+ */
+export async function freePort(): Promise<number> {
+  const server = createServer().listen(0, HOST);
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
+  return port;
+}
