@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { Lock } from './lock.js';
+import type { Lock, LockIssuer } from './lock.js';
 
 interface LockFrame {
   readonly lock: Lock;
@@ -13,10 +13,15 @@ export function runWithLock<T>(lock: Lock, fn: () => T): T {
   return storage.run({ lock, parent: storage.getStore() }, fn);
 }
 
-/** The live lock of this call chain that covers `resource`, if any (used for reentrancy). */
-export function lockHeldInChain(resource: string): Lock | undefined {
+/**
+ * The live lock of this call chain that `issuer` granted on the Redis `key`, if any (used for
+ * reentrancy). Matching on the key and the issuer, not the bare resource name, keeps two `Redlock`s
+ * with other prefixes or other masters from mistaking each other's locks for their own.
+ */
+export function lockHeldInChain(issuer: LockIssuer, key: string): Lock | undefined {
   for (let frame = storage.getStore(); frame; frame = frame.parent) {
-    if (frame.lock.isHeld && frame.lock.resources.includes(resource)) return frame.lock;
+    const lock = frame.lock;
+    if (lock.isIssuedBy(issuer) && lock.isHeld && lock.keys.includes(key)) return lock;
   }
   return undefined;
 }

@@ -107,6 +107,11 @@ export class Lock implements AsyncDisposable {
     return this.release();
   }
 
+  /** True when `issuer` granted this lock. @internal */
+  isIssuedBy(issuer: LockIssuer): boolean {
+    return this.issuer === issuer;
+  }
+
   /** Hands the lock the function that stops its auto-renewal; release and loss call it. @internal */
   renewWith(stop: () => void): void {
     this.#stopRenewal = stop;

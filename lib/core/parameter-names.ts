@@ -54,8 +54,9 @@ function skipString(source: string, start: number): number {
 
 /** The parameter names of `fn`, read from its source. */
 export function parameterNamesOf(fn: (...args: never[]) => unknown): ParameterList {
-  const params = topLevelParameters(Function.prototype.toString.call(fn));
-  if (!params) return { names: [], open: true };
+  const source = Function.prototype.toString.call(fn);
+  const params = /\{\s*\[native code\]\s*\}\s*$/.test(source) ? undefined : topLevelParameters(source);
+  if (!params) return { names: [], open: true }; // bound or native: positions only, none refused
   const names: (string | undefined)[] = [];
   let open = false;
   for (const param of params) {

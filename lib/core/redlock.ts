@@ -138,7 +138,7 @@ export class Redlock implements LockIssuer {
     const inherited = new Set<Lock>();
     const missing: string[] = [];
     for (const name of names) {
-      const held = lockHeldInChain(name);
+      const held = lockHeldInChain(this, this.options.keyPrefix + name);
       if (held) inherited.add(held);
       else missing.push(name);
     }

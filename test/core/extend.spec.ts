@@ -1,0 +1,134 @@
+import { describe, expect, it } from '@jest/globals';
+import {
+  driftOf,
+  expectAbsentOnAll,
+  pttlsOn,
+  rejectionOf,
+  resourceName,
+  sleep,
+  useMasters,
+  valuesOn,
+  whilePaused,
+} from './helpers.js';
+import { LockExtensionError, LockLostError } from '../../lib/index.js';
+
+describe('extend (5 masters)', () => {
+  const set = useMasters(5);
+
+  it('extends the validity and the TTL on every master while the lock is held', async () => {
+    const redlock = await set.redlock({ commandTimeout: 100 });
+    const resource = resourceName('extend');
+    const key = `lock:${resource}`;
+    const lock = await redlock.acquire(resource, 1_000);
+    try {
+      await sleep(400);
+      const validityBefore = lock.validity;
+      for (const pttl of await pttlsOn(set.clients, key)) expect(pttl).toBeLessThan(700);
+
+      await lock.extend();
+
+      expect(lock.validity).toBeGreaterThan(validityBefore + 250);
+      expect(lock.validity).toBeLessThanOrEqual(1_000 - driftOf(1_000));
+      for (const pttl of await pttlsOn(set.clients, key)) expect(pttl).toBeGreaterThan(900);
+      expect(await valuesOn(set.clients, key)).toEqual(set.clients.map(() => lock.value));
+    } finally {
+      await lock.release();
+    }
+  });
+
+  it('extend(ttl) sets the new TTL on every master and on the lock', async () => {
+    const redlock = await set.redlock({ commandTimeout: 100 });
+    const resource = resourceName('extend-ttl');
+    const lock = await redlock.acquire(resource, 500);
+    try {
+      await lock.extend(3_000);
+      expect(lock.ttl).toBe(3_000);
+      expect(lock.validity).toBeGreaterThan(2_500);
+      for (const pttl of await pttlsOn(set.clients, `lock:${resource}`)) expect(pttl).toBeGreaterThan(2_500);
+    } finally {
+      await lock.release();
+    }
+  });
+
+  it('extend after the validity lapsed rejects with LockLostError and does not recreate the key on any master', async () => {
+    const redlock = await set.redlock({ commandTimeout: 100 });
+    const resource = resourceName('lapsed');
+    const key = `lock:${resource}`;
+    const lock = await redlock.acquire(resource, 300);
+    await sleep(400);
+    expect(lock.isHeld).toBe(false);
+
+    const error = await rejectionOf(lock.extend());
+
+    expect(error).toBeInstanceOf(LockLostError);
+    expect((error as LockLostError).resources).toEqual([resource]);
+    await sleep(50);
+    await expectAbsentOnAll(set.clients, key);
+    await lock.release();
+  });
+
+  it('never revives a lock that lapsed locally while its keys still live on the masters (drift window)', async () => {
+    // driftFactor 0.4: validity ends ~402 ms before the keys expire on Redis.
+    const redlock = await set.redlock({ commandTimeout: 100, driftFactor: 0.4 });
+    const resource = resourceName('drift-window');
+    const key = `lock:${resource}`;
+    const ttl = 1_000;
+    const lock = await redlock.acquire(resource, ttl);
+    await sleep(ttl - driftOf(ttl, 0.4) + 100);
+    expect(lock.isHeld).toBe(false);
+    const before = await pttlsOn(set.clients, key);
+    for (const pttl of before) expect(pttl).toBeGreaterThan(0); // still there on Redis
+
+    const error = await rejectionOf(lock.extend());
+
+    expect(error).toBeInstanceOf(LockLostError);
+    for (const pttl of await pttlsOn(set.clients, key)) expect(pttl).toBeLessThan(Math.max(...before) + 1);
+    await lock.release();
+  });
+
+  it('extend after release rejects with LockLostError and does not recreate the key', async () => {
+    const redlock = await set.redlock({ commandTimeout: 100 });
+    const resource = resourceName('released');
+    const lock = await redlock.acquire(resource, 2_000);
+    await lock.release();
+
+    await expect(lock.extend()).rejects.toBeInstanceOf(LockLostError);
+    await expectAbsentOnAll(set.clients, `lock:${resource}`);
+  });
+
+  it('extend when a majority no longer holds the key rejects with LockLostError and aborts the signal', async () => {
+    const redlock = await set.redlock({ commandTimeout: 100 });
+    const resource = resourceName('stolen');
+    const key = `lock:${resource}`;
+    const lock = await redlock.acquire(resource, 2_000);
+    const signal = lock.signal;
+    try {
+      await Promise.all(set.clients.slice(0, 3).map((c) => c.del(key)));
+
+      const error = await rejectionOf(lock.extend());
+
+      expect(error).toBeInstanceOf(LockLostError);
+      expect(signal.aborted).toBe(true);
+      expect(signal.reason).toBe(error);
+      expect(await valuesOn(set.clients.slice(0, 3), key)).toEqual([null, null, null]);
+    } finally {
+      await lock.release();
+    }
+  });
+
+  it('extend without a quorum of answers (3 of 5 hung) rejects with LockExtensionError and the lock stays valid', async () => {
+    const redlock = await set.redlock({ commandTimeout: 100 });
+    const resource = resourceName('hung-extend');
+    const lock = await redlock.acquire(resource, 2_000);
+    const signal = lock.signal;
+    try {
+      const error = await whilePaused(set.masters.slice(0, 3), () => rejectionOf(lock.extend()));
+      expect(error).toBeInstanceOf(LockExtensionError);
+      expect((error as LockExtensionError).outcomes.filter((o) => o.status === 'timeout')).toHaveLength(3);
+      expect(lock.isHeld).toBe(true);
+      expect(signal.aborted).toBe(false);
+    } finally {
+      await lock.release();
+    }
+  });
+});

@@ -1,0 +1,153 @@
+import { describe, expect, it } from '@jest/globals';
+import { RedlockConfigError } from '../../lib/errors/index.js';
+import { REDLOCK_DEFAULTS, checkTtl, resolveOptions, resolveRetryOptions, type RedlockOptions } from '../../lib/core/options.js';
+
+const nodes = ['redis://127.0.0.1:6379'];
+
+/** The RedlockConfigError thrown by `fn` (fails if it throws something else or nothing). */
+function refusal(fn: () => unknown): RedlockConfigError {
+  try {
+    fn();
+  } catch (error) {
+    expect(error).toBeInstanceOf(RedlockConfigError);
+    return error as RedlockConfigError;
+  }
+  throw new Error('expected a RedlockConfigError, but nothing was thrown');
+}
+
+function expectRefused(options: unknown, option: string): void {
+  const error = refusal(() => resolveOptions(options as RedlockOptions));
+  expect(error.option).toBe(option);
+  expect(error.message).toContain(`\`${option}\``);
+}
+
+describe('resolveOptions', () => {
+  it('fills in the documented defaults', () => {
+    expect(resolveOptions({ nodes })).toEqual({
+      nodes,
+      keyPrefix: 'lock:',
+      ttl: 10_000,
+      driftFactor: 0.01,
+      retryCount: 10,
+      retryDelay: 200,
+      retryJitter: 100,
+      acquireTimeout: undefined,
+      commandTimeout: 500,
+      connectTimeout: 2_000,
+    });
+    expect(Object.isFrozen(REDLOCK_DEFAULTS)).toBe(true);
+  });
+
+  it('keeps the values given', () => {
+    const options = {
+      nodes,
+      keyPrefix: '',
+      ttl: 1,
+      driftFactor: 0,
+      retryCount: Infinity,
+      retryDelay: 0,
+      retryJitter: 0,
+      acquireTimeout: 5_000,
+      commandTimeout: 1,
+      connectTimeout: 1,
+    };
+    expect(resolveOptions(options)).toEqual(options);
+  });
+
+  it('accepts retryJitter equal to retryDelay and driftFactor just under 0.5', () => {
+    expect(resolveOptions({ nodes, retryDelay: 50, retryJitter: 50, driftFactor: 0.49 })).toMatchObject({ retryJitter: 50, driftFactor: 0.49 });
+  });
+
+  it.each([null, undefined, 'redis://x', 42])('refuses options %p (option `options`)', (options) => {
+    expectRefused(options, 'options');
+  });
+
+  it.each([[[]], [undefined], ['redis://127.0.0.1:6379'], [{}]])('refuses nodes %p (option `nodes`)', (value) => {
+    expectRefused({ nodes: value }, 'nodes');
+  });
+
+  it('refuses a non-string keyPrefix', () => {
+    expectRefused({ nodes, keyPrefix: 5 }, 'keyPrefix');
+  });
+
+  it.each([0, -1, 1.5, NaN, Infinity, '1000', 2 ** 53])('refuses ttl %p', (ttl) => {
+    expectRefused({ nodes, ttl }, 'ttl');
+  });
+
+  it.each([-0.01, 0.5, 0.6, NaN, Infinity, '0.01'])('refuses driftFactor %p', (driftFactor) => {
+    expectRefused({ nodes, driftFactor }, 'driftFactor');
+  });
+
+  it.each([0, -5, 2.5, NaN])('refuses commandTimeout %p', (commandTimeout) => {
+    expectRefused({ nodes, commandTimeout }, 'commandTimeout');
+  });
+
+  it.each([0, -5, 2.5, Infinity])('refuses connectTimeout %p', (connectTimeout) => {
+    expectRefused({ nodes, connectTimeout }, 'connectTimeout');
+  });
+
+  it.each([-1, 1.5, NaN, -Infinity, '3'])('refuses retryCount %p (Infinity is the way to retry forever)', (retryCount) => {
+    expectRefused({ nodes, retryCount }, 'retryCount');
+  });
+
+  it('refuses retryCount -1 with a message that points to Infinity', () => {
+    expect(refusal(() => resolveOptions({ nodes, retryCount: -1 })).message).toContain('Infinity');
+  });
+
+  it.each([-1, 0.5, NaN, Infinity])('refuses retryDelay %p', (retryDelay) => {
+    expectRefused({ nodes, retryDelay, retryJitter: 0 }, 'retryDelay');
+  });
+
+  it.each([-1, 0.5, NaN])('refuses retryJitter %p', (retryJitter) => {
+    expectRefused({ nodes, retryJitter }, 'retryJitter');
+  });
+
+  it('refuses retryJitter greater than retryDelay', () => {
+    expectRefused({ nodes, retryDelay: 100, retryJitter: 101 }, 'retryJitter');
+  });
+
+  it.each([0, -1, 1.5, NaN, Infinity])('refuses acquireTimeout %p', (acquireTimeout) => {
+    expectRefused({ nodes, acquireTimeout }, 'acquireTimeout');
+  });
+});
+
+describe('resolveRetryOptions (per-call overrides)', () => {
+  const base = { retryCount: 10, retryDelay: 200, retryJitter: 100, acquireTimeout: undefined };
+
+  it('merges the overrides over the base, ignoring undefined ones', () => {
+    expect(resolveRetryOptions(base, { retryCount: 0, retryDelay: undefined, acquireTimeout: 300 })).toEqual({
+      retryCount: 0,
+      retryDelay: 200,
+      retryJitter: 100,
+      acquireTimeout: 300,
+    });
+    expect(resolveRetryOptions(base, undefined)).toEqual(base);
+  });
+
+  it('does not modify the base', () => {
+    const copy = { ...base };
+    resolveRetryOptions(base, { retryCount: 1 });
+    expect(base).toEqual(copy);
+  });
+
+  it('checks the merged result: a lowered retryDelay below the base retryJitter is refused naming retryJitter', () => {
+    const error = refusal(() => resolveRetryOptions(base, { retryDelay: 50 }));
+    expect(error.option).toBe('retryJitter');
+  });
+
+  it('refuses a bad per-call retryCount naming it', () => {
+    expect(refusal(() => resolveRetryOptions(base, { retryCount: -1 })).option).toBe('retryCount');
+  });
+});
+
+describe('checkTtl', () => {
+  it('returns a positive safe integer unchanged', () => {
+    expect(checkTtl(1)).toBe(1);
+    expect(checkTtl(30_000)).toBe(30_000);
+  });
+
+  it('names the option it is given', () => {
+    expect(refusal(() => checkTtl(0, 'acquireTimeout')).option).toBe('acquireTimeout');
+    expect(refusal(() => checkTtl(-3)).option).toBe('ttl');
+  });
+});

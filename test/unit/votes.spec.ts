@@ -1,0 +1,101 @@
+import { describe, expect, it } from '@jest/globals';
+import type { Master } from '../../lib/core/master.js';
+import { describeOutcomes, quorumOf, voteRound } from '../../lib/core/votes.js';
+
+/** Fake masters: only the label is read by voteRound; `send` is supplied by each test. */
+const mastersOf = (n: number): Master[] => Array.from({ length: n }, (_, i) => ({ label: `m${i}:6379` }) as unknown as Master);
+const never = (): Promise<unknown> => new Promise(() => undefined);
+const isOne = (reply: unknown): boolean => reply === 1;
+
+describe('quorumOf', () => {
+  it.each([
+    [1, 1],
+    [2, 2],
+    [3, 2],
+    [4, 3],
+    [5, 3],
+    [6, 4],
+    [7, 4],
+  ])('N=%i needs %i', (n, quorum) => {
+    expect(quorumOf(n)).toBe(quorum);
+  });
+});
+
+describe('voteRound', () => {
+  it('decides true as soon as a quorum granted, without waiting for hung masters', async () => {
+    const masters = mastersOf(5);
+    const start = performance.now();
+    const round = voteRound(masters, 3, 1_000, (m) => (['m3:6379', 'm4:6379'].includes(m.label) ? never() : Promise.resolve(1)), isOne);
+    expect(await round.decided).toBe(true);
+    expect(performance.now() - start).toBeLessThan(500);
+    expect(round.outcomes.map((o) => o?.status)).toEqual(['granted', 'granted', 'granted', undefined, undefined]);
+  });
+
+  it('decides false as soon as a blocking minority refused, without waiting for the rest', async () => {
+    const round = voteRound(mastersOf(3), 2, 1_000, (m) => (m.label === 'm2:6379' ? never() : Promise.resolve(0)), isOne);
+    expect(await round.decided).toBe(false);
+    expect(round.outcomes.map((o) => o?.status)).toEqual(['refused', 'refused', undefined]);
+  });
+
+  it('counts masters that have not answered within the timeout as timeouts, then settles', async () => {
+    const round = voteRound(mastersOf(3), 2, 30, (m) => (m.label === 'm0:6379' ? Promise.resolve(1) : never()), isOne);
+    expect(await round.decided).toBe(false);
+    await round.settled;
+    expect(round.outcomes).toEqual([
+      { master: 'm0:6379', status: 'granted' },
+      { master: 'm1:6379', status: 'timeout' },
+      { master: 'm2:6379', status: 'timeout' },
+    ]);
+  });
+
+  it('records rejections and synchronous throws as errors, wrapping non-Error reasons', async () => {
+    const boom = new Error('connection refused');
+    const round = voteRound(
+      mastersOf(3),
+      2,
+      1_000,
+      (m) => {
+        if (m.label === 'm0:6379') return Promise.reject(boom);
+        if (m.label === 'm1:6379') throw new Error('sync failure');
+        return Promise.reject('a string');
+      },
+      isOne,
+    );
+    expect(await round.decided).toBe(false);
+    await round.settled;
+    expect(round.outcomes.map((o) => o?.status)).toEqual(['error', 'error', 'error']);
+    expect(round.outcomes[0]?.error).toBe(boom);
+    expect(round.outcomes[1]?.error?.message).toBe('sync failure');
+    expect(round.outcomes[2]?.error).toBeInstanceOf(Error);
+    expect(round.outcomes[2]?.error?.message).toBe('a string');
+  });
+
+  it('ignores an answer that arrives after its master was counted as a timeout', async () => {
+    let late!: (v: unknown) => void;
+    const round = voteRound(
+      mastersOf(1),
+      1,
+      20,
+      () => new Promise((resolve) => (late = resolve)),
+      isOne,
+    );
+    expect(await round.decided).toBe(false);
+    late(1);
+    await new Promise((r) => setTimeout(r, 10));
+    expect(round.outcomes).toEqual([{ master: 'm0:6379', status: 'timeout' }]);
+  });
+
+  it('describeOutcomes tallies each status with the first error message', () => {
+    const text = describeOutcomes(
+      [
+        { master: 'a', status: 'granted' },
+        { master: 'b', status: 'refused' },
+        { master: 'c', status: 'error', error: new Error('ECONNREFUSED') },
+        { master: 'd', status: 'timeout' },
+        undefined,
+      ],
+      'held by another holder',
+    );
+    expect(text).toBe('1 granted, 1 held by another holder, 1 failed (ECONNREFUSED), 1 timed out, 1 still pending');
+  });
+});
