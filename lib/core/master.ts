@@ -16,6 +16,8 @@ export interface Master {
 /** Connection settings for the connections the library opens: fail fast when a master is down. */
 const OWNED_CONNECTION_DEFAULTS: RedisOptions = {
   maxRetriesPerRequest: 0,
+  // Commands issued in the same tick go out as one write (one syscall) per master.
+  enableAutoPipelining: true,
   // ioredis waits this long for a socket to close on disconnect(), on a timer that holds the process
   // open; with a master down the close never comes, so keep it short.
   disconnectTimeout: 100,

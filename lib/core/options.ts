@@ -50,6 +50,13 @@ export interface RedlockOptions extends RetryOptions {
   commandTimeout?: number;
   /** How long start-up waits for the masters to connect, in ms (masters still down are retried in the background). @default 2000 */
   connectTimeout?: number;
+  /**
+   * Wake waiters as soon as the lock they wait for is released, through Redis pub/sub (one extra
+   * subscriber connection per master, opened when something first waits). Waiters in one process
+   * are always served in arrival order; this adds prompt wake-ups for releases made elsewhere.
+   * The retry delay stays as the fallback. @default true
+   */
+  wakeOnRelease?: boolean;
 }
 
 /** Options with every default filled in. */
@@ -68,6 +75,7 @@ export const REDLOCK_DEFAULTS = Object.freeze({
   acquireTimeout: undefined,
   commandTimeout: 500,
   connectTimeout: 2_000,
+  wakeOnRelease: true,
 });
 
 function refuse(option: string, rule: string, value: unknown): never {
@@ -130,6 +138,8 @@ export function resolveOptions(options: RedlockOptions): ResolvedRedlockOptions 
   }
   const commandTimeout = checkTtl(options.commandTimeout ?? REDLOCK_DEFAULTS.commandTimeout, 'commandTimeout');
   const connectTimeout = checkTtl(options.connectTimeout ?? REDLOCK_DEFAULTS.connectTimeout, 'connectTimeout');
+  const wakeOnRelease = options.wakeOnRelease ?? REDLOCK_DEFAULTS.wakeOnRelease;
+  if (typeof wakeOnRelease !== 'boolean') refuse('wakeOnRelease', 'must be true or false', wakeOnRelease);
   const retry = resolveRetryOptions(
     {
       retryCount: REDLOCK_DEFAULTS.retryCount,
@@ -139,5 +149,5 @@ export function resolveOptions(options: RedlockOptions): ResolvedRedlockOptions 
     },
     options,
   );
-  return { nodes, keyPrefix, ttl, driftFactor, commandTimeout, connectTimeout, ...retry };
+  return { nodes, keyPrefix, ttl, driftFactor, commandTimeout, connectTimeout, wakeOnRelease, ...retry };
 }

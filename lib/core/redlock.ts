@@ -18,8 +18,9 @@ import {
   type RetryOptions,
 } from './options.js';
 import { startRenewal } from './renewal.js';
-import { abortableSleep, jitteredDelay } from './retry.js';
-import { describeOutcomes, quorumOf, voteRound, type MasterOutcome } from './votes.js';
+import { jitteredDelay } from './retry.js';
+import { describeOutcomes, quorumOf, voteRound, type MasterOutcome, type VoteRound } from './votes.js';
+import { releaseChannelOf, Wakeups, type Ticket } from './wakeups.js';
 
 /**
  * Per-call options of `acquire()` and `using()`.
@@ -56,12 +57,14 @@ export class Redlock implements LockIssuer {
   readonly #masters: readonly Master[];
   readonly #held = new Set<Lock>();
   readonly #closing = new AbortController();
+  readonly #wakeups: Wakeups;
 
   /** @throws RedlockConfigError naming the option at fault; nothing is connected or written then. */
   constructor(options: RedlockOptions) {
     this.options = resolveOptions(options);
     this.#masters = openMasters(this.options.nodes);
     this.quorum = quorumOf(this.#masters.length);
+    this.#wakeups = new Wakeups(this.#masters, this.options.wakeOnRelease);
     setMaxListeners(0, this.#closing.signal); // every acquisition waiting to retry listens to it
   }
 
@@ -191,40 +194,51 @@ export class Redlock implements LockIssuer {
     const timeout = commandTimeoutFor(ttl, this.options.commandTimeout);
     const deadline = retry.acquireTimeout === undefined ? Infinity : now() + retry.acquireTimeout;
     const ttlArg = String(ttl);
-    for (let attempt = 1; ; attempt++) {
-      signal?.throwIfAborted();
-      if (closing.aborted) throw this.closedError();
-      const value = randomBytes(16).toString('base64url');
-      const start = now();
-      const round = voteRound(
-        this.#masters,
-        this.quorum,
-        timeout,
-        (m) => m.scripts.quorumLockAcquire(keys.length, ...keys, value, ttlArg),
-        (reply) => reply === 1,
-      );
-      const won = await round.decided;
-      const validUntil = validUntilOf(start, ttl, this.options.driftFactor);
-      if (won && validUntil > now()) {
-        const lock = new Lock(this, resources, keys, value, ttl, validUntil);
-        if (signal?.aborted || closing.aborted) {
-          void this.releaseKeys(keys, value, timeout);
-          throw signal?.aborted ? signal.reason : this.closedError();
-        }
-        this.#held.add(lock);
-        return lock;
+    let ticket: Ticket | undefined;
+    try {
+      if (retry.retryCount > 0 && this.#wakeups.isQueued(keys)) {
+        // Others in this process already wait for these keys: queue behind them instead of barging in.
+        ticket = this.#wakeups.join(keys);
+        await ticket.wait(jitteredDelay(retry.retryDelay, retry.retryJitter), signal, closing);
       }
-      // Failed: release on ALL masters, the ones that said no or timed out included.
-      const released = this.releaseKeys(keys, value, timeout);
-      const wait = jitteredDelay(retry.retryDelay, retry.retryJitter);
-      const outOfTime = now() + wait >= deadline;
-      if (attempt > retry.retryCount || outOfTime || signal?.aborted || closing.aborted) {
-        await Promise.all([released.settled, round.settled]);
+      for (let attempt = 1; ; attempt++) {
         signal?.throwIfAborted();
         if (closing.aborted) throw this.closedError();
-        throw this.acquisitionError(resources, attempt, round.outcomes, won, retry, outOfTime && !single);
+        const value = randomBytes(16).toString('base64url');
+        const start = now();
+        const round = voteRound(
+          this.#masters,
+          this.quorum,
+          timeout,
+          (m) => m.scripts.quorumLockAcquire(keys.length, ...keys, value, ttlArg),
+          (reply) => reply === 1,
+        );
+        const won = await round.decided;
+        const validUntil = validUntilOf(start, ttl, this.options.driftFactor);
+        if (won && validUntil > now()) {
+          const lock = new Lock(this, resources, keys, value, ttl, validUntil);
+          if (signal?.aborted || closing.aborted) {
+            void this.releaseKeys(keys, value, timeout, true);
+            throw signal?.aborted ? signal.reason : this.closedError();
+          }
+          this.#held.add(lock);
+          return lock;
+        }
+        // Failed: release on ALL masters, the ones that said no or timed out included (silently: nothing was free).
+        const released = this.releaseKeys(keys, value, timeout, false);
+        const left = deadline - now();
+        const outOfTime = left <= 0;
+        if (attempt > retry.retryCount || outOfTime || signal?.aborted || closing.aborted) {
+          await Promise.all([released.settled, round.settled]);
+          signal?.throwIfAborted();
+          if (closing.aborted) throw this.closedError();
+          throw this.acquisitionError(resources, attempt, round.outcomes, won, retry, outOfTime && !single);
+        }
+        ticket ??= this.#wakeups.join(keys);
+        await ticket.wait(Math.min(jitteredDelay(retry.retryDelay, retry.retryJitter), left), signal, closing);
       }
-      await abortableSleep(wait, signal, closing);
+    } finally {
+      ticket?.leave();
     }
   }
 
@@ -289,16 +303,22 @@ export class Redlock implements LockIssuer {
   async releaseLock(lock: Lock): Promise<void> {
     if (!lock.markReleased()) return;
     this.#held.delete(lock);
-    await this.releaseKeys(lock.keys, lock.value, commandTimeoutFor(lock.ttl, this.options.commandTimeout)).decided;
+    await this.releaseKeys(lock.keys, lock.value, commandTimeoutFor(lock.ttl, this.options.commandTimeout), true).decided;
+    for (const key of lock.keys) this.#wakeups.released(key, lock.value);
   }
 
-  /** Compare-and-delete on every master. Never rejects. */
-  private releaseKeys(keys: readonly string[], value: string, timeout: number): { decided: Promise<unknown>; settled: Promise<void> } {
+  /**
+   * Compare-and-delete on every master. Never rejects. With `announce`, each deleted key is
+   * published on its release channel so that waiters elsewhere retry at once.
+   */
+  private releaseKeys(keys: readonly string[], value: string, timeout: number, announce: boolean): VoteRound {
+    const args = [...keys, value, announce ? '1' : '0'];
+    if (announce) for (const key of keys) args.push(releaseChannelOf(key));
     return voteRound(
       this.#masters,
       this.quorum,
       timeout,
-      (m) => m.scripts.quorumLockRelease(keys.length, ...keys, value),
+      (m) => m.scripts.quorumLockRelease(keys.length, ...args),
       () => true,
     );
   }
@@ -320,9 +340,10 @@ export class Redlock implements LockIssuer {
     await Promise.all(
       held.map((lock) => {
         lock.markLost(new LockLostError(lock.resources, `The lock on ${quote(lock.resources)} was released because the application is shutting down.`));
-        return this.releaseKeys(lock.keys, lock.value, this.options.commandTimeout).settled;
+        return this.releaseKeys(lock.keys, lock.value, this.options.commandTimeout, true).settled;
       }),
     );
+    this.#wakeups.close();
     closeMasters(this.#masters);
   }
 }

@@ -3,21 +3,34 @@ export function jitteredDelay(delay: number, jitter: number): number {
   return Math.max(0, delay + (Math.random() * 2 - 1) * jitter);
 }
 
-/** Sleeps `ms`, or rejects at once with the reason of whichever signal aborts first. */
-export function abortableSleep(ms: number, ...signals: (AbortSignal | undefined)[]): Promise<void> {
+/**
+ * Sleeps `ms`, or rejects at once with the reason of whichever signal aborts first. `onSleep`, if
+ * given, receives a function that ends the sleep early while it lasts, and `undefined` once it is over.
+ */
+export function abortableSleep(
+  ms: number,
+  signals: readonly (AbortSignal | undefined)[] = [],
+  onSleep?: (wake: (() => void) | undefined) => void,
+): Promise<void> {
   return new Promise((resolve, reject) => {
     const live = signals.filter((s): s is AbortSignal => s !== undefined);
     const aborted = live.find((s) => s.aborted);
     if (aborted) return reject(aborted.reason);
-    const onAbort = (event: Event): void => {
+    const end = (): void => {
       clearTimeout(timer);
       for (const s of live) s.removeEventListener('abort', onAbort);
+      onSleep?.(undefined);
+    };
+    const onAbort = (event: Event): void => {
+      end();
       reject((event.target as AbortSignal).reason);
     };
-    const timer = setTimeout(() => {
-      for (const s of live) s.removeEventListener('abort', onAbort);
+    const wake = (): void => {
+      end();
       resolve();
-    }, ms);
+    };
+    const timer = setTimeout(wake, ms);
     for (const s of live) s.addEventListener('abort', onAbort, { once: true });
+    onSleep?.(wake);
   });
 }

@@ -24,13 +24,18 @@ for i = 1, #KEYS do
   redis.call('pexpire', KEYS[i], ARGV[2])
 end
 return 1`,
-  /** Deletes the keys that still hold the value (compare-and-delete). Returns how many it deleted. */
+  /**
+   * Deletes the keys that still hold the value (compare-and-delete). Returns how many it deleted.
+   * When ARGV[2] is '1', it publishes the value on the channel ARGV[2 + i] for each key it deleted,
+   * to wake the waiters (a failed attempt's clean-up passes '0': nothing was really free).
+   */
   release: `
 local n = 0
 for i = 1, #KEYS do
   if redis.call('get', KEYS[i]) == ARGV[1] then
     redis.call('del', KEYS[i])
     n = n + 1
+    if ARGV[2] == '1' then redis.call('publish', ARGV[2 + i], ARGV[1]) end
   end
 end
 return n`,

@@ -8,6 +8,7 @@ import {
   sleep,
   useMasters,
   valuesOn,
+  waitFor,
   whilePaused,
 } from './helpers.js';
 import { LockExtensionError, LockLostError } from '../../lib/index.js';
@@ -29,6 +30,7 @@ describe('extend (5 masters)', () => {
 
       expect(lock.validity).toBeGreaterThan(validityBefore + 250);
       expect(lock.validity).toBeLessThanOrEqual(1_000 - driftOf(1_000));
+      await waitFor(async () => (await pttlsOn(set.clients, key)).every((p) => p > 900), 300, 10);
       for (const pttl of await pttlsOn(set.clients, key)) expect(pttl).toBeGreaterThan(900);
       expect(await valuesOn(set.clients, key)).toEqual(set.clients.map(() => lock.value));
     } finally {
@@ -44,6 +46,8 @@ describe('extend (5 masters)', () => {
       await lock.extend(3_000);
       expect(lock.ttl).toBe(3_000);
       expect(lock.validity).toBeGreaterThan(2_500);
+      // extend() resolves on a quorum; the other masters' PEXPIREs are sent and land a moment later.
+      await waitFor(async () => (await pttlsOn(set.clients, `lock:${resource}`)).every((p) => p > 2_500), 300, 10);
       for (const pttl of await pttlsOn(set.clients, `lock:${resource}`)) expect(pttl).toBeGreaterThan(2_500);
     } finally {
       await lock.release();

@@ -96,9 +96,15 @@ export function pttlsOn(clients: readonly Redis[], key: string): Promise<number[
   return Promise.all(clients.map((c) => c.pttl(key)));
 }
 
-/** `DBSIZE` on each client. */
-export function dbsizesOn(clients: readonly Redis[]): Promise<number[]> {
-  return Promise.all(clients.map((c) => c.dbsize()));
+/**
+ * `DBSIZE` on each client. Release and extend resolve once a quorum confirmed; the commands to the
+ * other masters are already sent but may land a moment later, so this first waits up to `settleMs`
+ * for every database to be empty.
+ */
+export async function dbsizesOn(clients: readonly Redis[], settleMs = 300): Promise<number[]> {
+  const sizes = () => Promise.all(clients.map((c) => c.dbsize()));
+  await waitFor(async () => (await sizes()).every((n) => n === 0), settleMs, 10);
+  return sizes();
 }
 
 /**
@@ -112,8 +118,12 @@ export async function expectHeldOnAll(clients: readonly Redis[], key: string, va
   for (const pttl of await pttlsOn(clients, key)) expect(pttl).toBeGreaterThan(0);
 }
 
-/** Asserts that `key` exists on none of the clients. */
-export async function expectAbsentOnAll(clients: readonly Redis[], key: string): Promise<void> {
+/**
+ * Asserts that `key` exists on none of the clients. Release resolves once a quorum deleted the key;
+ * the deletes sent to the other masters may land a moment later: wait up to `settleMs` for them.
+ */
+export async function expectAbsentOnAll(clients: readonly Redis[], key: string, settleMs = 300): Promise<void> {
+  await waitFor(async () => (await valuesOn(clients, key)).every((v) => v === null), settleMs, 10);
   expect(await valuesOn(clients, key)).toEqual(clients.map(() => null));
 }
 
@@ -129,8 +139,7 @@ export async function waitFor(check: () => Promise<boolean> | boolean, timeoutMs
 
 /** Polls until `key` is gone from every client (up to `timeoutMs`), then asserts it. */
 export async function expectEventuallyAbsent(clients: readonly Redis[], key: string, timeoutMs = 1_000): Promise<void> {
-  await waitFor(async () => (await valuesOn(clients, key)).every((v) => v === null), timeoutMs);
-  await expectAbsentOnAll(clients, key);
+  await expectAbsentOnAll(clients, key, timeoutMs);
 }
 
 /** Pauses (SIGSTOP) `masters`, runs `fn`, and always resumes them, also when `fn` throws. */

@@ -34,6 +34,7 @@ describe('resolveOptions', () => {
       acquireTimeout: undefined,
       commandTimeout: 500,
       connectTimeout: 2_000,
+      wakeOnRelease: true,
     });
     expect(Object.isFrozen(REDLOCK_DEFAULTS)).toBe(true);
   });
@@ -50,6 +51,7 @@ describe('resolveOptions', () => {
       acquireTimeout: 5_000,
       commandTimeout: 1,
       connectTimeout: 1,
+      wakeOnRelease: false,
     };
     expect(resolveOptions(options)).toEqual(options);
   });

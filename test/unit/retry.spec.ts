@@ -27,7 +27,7 @@ describe('abortableSleep', () => {
 
   it('rejects at once with the reason of an already aborted signal', async () => {
     const reason = new Error('gone');
-    await expect(abortableSleep(10_000, undefined, AbortSignal.abort(reason))).rejects.toBe(reason);
+    await expect(abortableSleep(10_000, [undefined, AbortSignal.abort(reason)])).rejects.toBe(reason);
   });
 
   it('rejects promptly with the reason of whichever signal aborts first', async () => {
@@ -35,7 +35,7 @@ describe('abortableSleep', () => {
     const b = new AbortController();
     const reason = new Error('b first');
     const start = performance.now();
-    const sleeping = abortableSleep(10_000, a.signal, b.signal);
+    const sleeping = abortableSleep(10_000, [a.signal, b.signal]);
     setTimeout(() => b.abort(reason), 20);
     await expect(sleeping).rejects.toBe(reason);
     expect(performance.now() - start).toBeLessThan(1_000);

@@ -1,0 +1,148 @@
+import type { Redis } from 'ioredis';
+import type { Master } from './master.js';
+import { abortableSleep } from './retry.js';
+
+/** The pub/sub channel on which a release announces that `key` is free. */
+export function releaseChannelOf(key: string): string {
+  return `__quorum-lock__:${key}`;
+}
+
+interface KeyQueue {
+  readonly tickets: Ticket[];
+  /** The value whose release last woke a waiter, so that the N masters' N messages wake one. */
+  lastValue: string | undefined;
+}
+
+/**
+ * One waiter's place in the queues of the keys it wants. It keeps its place across attempts, so
+ * wake-ups go to waiters in arrival order (FIFO) instead of to whoever polls first.
+ */
+export class Ticket {
+  #resume: (() => void) | undefined;
+  #wokenEarly = false;
+
+  constructor(
+    private readonly wakeups: Wakeups,
+    readonly keys: readonly string[],
+  ) {}
+
+  /**
+   * Sleeps until a release of one of the keys reaches this waiter, `ms` pass (the fallback, should
+   * a message be lost), or a signal aborts (then rejects with its reason).
+   */
+  wait(ms: number, ...signals: (AbortSignal | undefined)[]): Promise<void> {
+    if (this.#wokenEarly) {
+      this.#wokenEarly = false;
+      return abortableSleep(0, signals);
+    }
+    return abortableSleep(ms, signals, (wake) => (this.#resume = wake));
+  }
+
+  /** Wakes the waiter now, or at its next `wait()` if it is busy with an attempt. @internal */
+  wake(): void {
+    if (this.#resume) this.#resume();
+    else this.#wokenEarly = true;
+  }
+
+  /** True when a wake-up arrived while the waiter was busy and has not been used yet. @internal */
+  get hasPendingWake(): boolean {
+    return this.#wokenEarly;
+  }
+
+  /** Gives up the place in every queue. */
+  leave(): void {
+    this.wakeups.leave(this);
+  }
+}
+
+/**
+ * Wake-up on release. Waiters queue per key, in arrival order. When the lock on a key is released,
+ * the head of its queue is woken at once: directly when the release happened in this process, and
+ * through Redis pub/sub (the release script publishes on the key's channel) when it happened in
+ * another. One subscriber connection per master, opened on first need and shared by all waiters.
+ */
+export class Wakeups {
+  readonly #queues = new Map<string, KeyQueue>();
+  #subscribers: Redis[] | undefined;
+
+  constructor(
+    private readonly masters: readonly Master[],
+    /** False: no pub/sub; only releases made in this process wake waiters. */
+    private readonly subscribe: boolean,
+  ) {}
+
+  /** True when some waiter of this process is queued for one of the keys (a newcomer queues behind it). */
+  isQueued(keys: readonly string[]): boolean {
+    for (const key of keys) if (this.#queues.get(key)?.tickets.length) return true;
+    return false;
+  }
+
+  /** Queues a new waiter on the keys. */
+  join(keys: readonly string[]): Ticket {
+    const ticket = new Ticket(this, keys);
+    for (const key of keys) {
+      let queue = this.#queues.get(key);
+      if (!queue) {
+        queue = { tickets: [], lastValue: undefined };
+        this.#queues.set(key, queue);
+        this.listen(key, true);
+      }
+      queue.tickets.push(ticket);
+    }
+    return ticket;
+  }
+
+  /** Removes a waiter; a key nobody waits for any more is no longer listened to. @internal */
+  leave(ticket: Ticket): void {
+    for (const key of ticket.keys) {
+      const queue = this.#queues.get(key);
+      if (!queue) continue;
+      const at = queue.tickets.indexOf(ticket);
+      if (at >= 0) queue.tickets.splice(at, 1);
+      if (queue.tickets.length === 0) {
+        this.#queues.delete(key);
+        this.listen(key, false);
+      } else if (at === 0 && ticket.hasPendingWake) {
+        queue.tickets[0].wake(); // the head gave up with a wake-up it never used: pass it on
+      }
+    }
+  }
+
+  /** A release of `value` on `key` was seen (here or through pub/sub): wake the head waiter once. */
+  released(key: string, value: string): void {
+    const queue = this.#queues.get(key);
+    if (!queue || queue.lastValue === value) return;
+    queue.lastValue = value;
+    queue.tickets[0]?.wake();
+  }
+
+  private listen(key: string, on: boolean): void {
+    if (!this.subscribe) return;
+    const channel = releaseChannelOf(key);
+    for (const sub of this.subscribers()) {
+      (on ? sub.subscribe(channel) : sub.unsubscribe(channel)).catch(() => undefined);
+    }
+  }
+
+  private subscribers(): Redis[] {
+    if (!this.#subscribers) {
+      const prefix = releaseChannelOf('');
+      this.#subscribers = this.masters.map((m) => {
+        const sub = m.client.duplicate({ enableOfflineQueue: true, enableAutoPipelining: false, lazyConnect: false, maxRetriesPerRequest: null });
+        sub.on('error', () => undefined); // a lost message costs one fallback delay, nothing more
+        sub.on('message', (channel: string, value: string) => {
+          if (channel.startsWith(prefix)) this.released(channel.slice(prefix.length), value);
+        });
+        return sub;
+      });
+    }
+    return this.#subscribers;
+  }
+
+  /** Closes the subscriber connections (waiters are rejected by the closing signal they wait on). */
+  close(): void {
+    for (const sub of this.#subscribers ?? []) sub.disconnect();
+    this.#subscribers = undefined;
+    this.#queues.clear();
+  }
+}

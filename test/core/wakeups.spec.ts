@@ -1,0 +1,111 @@
+import { describe, expect, it } from '@jest/globals';
+import { resourceName, sleep, timed, useMasters } from './helpers.js';
+import type { Lock } from '../../lib/index.js';
+
+/** `connected_clients` from `INFO clients` on one master. */
+async function connectedClients(set: ReturnType<typeof useMasters>, i: number): Promise<number> {
+  const info = await set.clients[i].info('clients');
+  return Number(/connected_clients:(\d+)/.exec(info)![1]);
+}
+
+describe('wake-up on release (3 masters)', () => {
+  const set = useMasters(3);
+
+  it('a waiter in another Redlock is woken by the release, long before its retry delay', async () => {
+    const holder = await set.redlock();
+    const waiter = await set.redlock({ retryDelay: 5_000, retryJitter: 0, retryCount: 2 });
+    const resource = resourceName('pubsub');
+    const held = await holder.acquire(resource, 10_000);
+
+    const waiting = timed(waiter.acquire(resource, 10_000));
+    await sleep(150); // the waiter's first attempt has failed and it sleeps on its 5 s fallback
+    await held.release();
+    const { value: lock, error, ms } = await waiting;
+
+    expect(error).toBeUndefined();
+    expect(ms).toBeLessThan(1_500); // without the wake-up it would have slept 5 s
+    await lock!.release();
+  });
+
+  it('with wakeOnRelease: false, a waiter elsewhere falls back to its retry delay', async () => {
+    const holder = await set.redlock();
+    const waiter = await set.redlock({ retryDelay: 1_200, retryJitter: 0, retryCount: 2, wakeOnRelease: false });
+    const resource = resourceName('no-pubsub');
+    const held = await holder.acquire(resource, 10_000);
+
+    const waiting = timed(waiter.acquire(resource, 10_000));
+    await sleep(150);
+    await held.release();
+    const { value: lock, error, ms } = await waiting;
+
+    expect(error).toBeUndefined();
+    expect(ms).toBeGreaterThanOrEqual(1_100);
+    await lock!.release();
+  });
+
+  it('when a holder dies without releasing, the waiter gets the lock through its fallback retries', async () => {
+    const crashed = await set.redlock();
+    const waiter = await set.redlock({ retryDelay: 50, retryJitter: 10, retryCount: 40 });
+    const resource = resourceName('expired');
+    await crashed.acquire(resource, 300); // never released: its keys expire on their own
+
+    const { value: lock, error, ms } = await timed(waiter.acquire(resource, 1_000));
+
+    expect(error).toBeUndefined();
+    expect(ms).toBeGreaterThan(200);
+    await lock!.release();
+  });
+
+  it('waiters in one process are served in arrival order: no caller takes the lock twice while others wait', async () => {
+    // A long retry delay: every handoff below must come from a wake-up, not from polling.
+    const redlock = await set.redlock({ retryDelay: 1_000, retryJitter: 0, retryCount: 1_000 });
+    const resource = resourceName('fifo');
+    const callers = 5;
+    const rounds = 8;
+    const order: number[] = [];
+    let holders = 0;
+    let overlaps = 0;
+
+    const caller = async (id: number): Promise<void> => {
+      for (let r = 0; r < rounds; r++) {
+        const lock: Lock = await redlock.acquire(resource, 2_000);
+        if (++holders > 1) overlaps++;
+        order.push(id);
+        await sleep(2);
+        holders--;
+        await lock.release();
+      }
+    };
+    const { error, ms } = await timed(Promise.all(Array.from({ length: callers }, (_, id) => caller(id))));
+
+    expect(error).toBeUndefined();
+    expect(overlaps).toBe(0);
+    expect(order).toHaveLength(callers * rounds);
+    // Polling with a 1 s delay would need many seconds; wake-ups hand over in milliseconds.
+    expect(ms).toBeLessThan(3_000);
+    // FIFO: while others wait, the releaser queues behind them, so nobody holds it twice in a row
+    // (once the last round starts, callers drop out and repeats become possible).
+    const repeats = order.slice(0, callers * (rounds - 1)).filter((id, i, all) => i > 0 && all[i - 1] === id).length;
+    expect(repeats).toBe(0);
+    const perCaller = Array.from({ length: callers }, (_, id) => order.filter((o) => o === id).length);
+    expect(perCaller).toEqual(Array.from({ length: callers }, () => rounds));
+  });
+
+  it('close() also closes the subscriber connections opened for wake-ups', async () => {
+    const before = await connectedClients(set, 0);
+    const holder = await set.redlock();
+    const waiter = await set.redlock({ retryDelay: 5_000, retryJitter: 0, retryCount: 1 });
+    const resource = resourceName('subscribers');
+    const held = await holder.acquire(resource, 5_000);
+    const waiting = waiter.acquire(resource, 5_000);
+    await sleep(150);
+    // Two command connections and the waiter's subscriber.
+    expect(await connectedClients(set, 0)).toBe(before + 3);
+    await held.release();
+    await (await waiting).release();
+
+    await Promise.all([holder.close(), waiter.close()]);
+    await sleep(100);
+    expect(await connectedClients(set, 0)).toBe(before);
+  });
+});
