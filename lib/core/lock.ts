@@ -43,6 +43,12 @@ export class Lock implements AsyncDisposable {
     readonly value: string,
     ttl: number,
     validUntil: number,
+    /**
+     * With fencing on: a number that strictly increases across successive holders of each of the
+     * resources, even when a minority of masters fail. Send it with every write to the protected
+     * resource, and have the resource refuse a token lower than the last it accepted.
+     */
+    readonly fencingToken?: number,
   ) {
     this.#ttl = ttl;
     this.#validUntil = validUntil;

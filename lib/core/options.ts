@@ -57,11 +57,29 @@ export interface RedlockOptions extends RetryOptions {
    * The retry delay stays as the fallback. @default true
    */
   wakeOnRelease?: boolean;
+  /**
+   * Redlock's "delayed restart" rule, enforced here: a master that (re)connects does not count
+   * toward any quorum until it has been up longer than the largest TTL plus drift (read from
+   * `INFO server`), since a master that restarted without persistence may have forgotten locks.
+   * `largestTtl` defaults to the larger of `ttl` and any TTL this instance has used; set it when
+   * other clients use longer TTLs. `false` turns the rule off (plain Redlock). @default true
+   */
+  restartGuard?: boolean | { largestTtl?: number };
+  /**
+   * Issue a fencing token with every lock (`lock.fencingToken`), strictly increasing across
+   * successive holders of a resource. Costs one more round trip per acquisition (more when a
+   * counter is stale) and one counter key per resource, kept without expiry. Per call too. @default false
+   */
+  fencing?: boolean;
+  /** Prefix of the fencing counter keys (`fencingPrefix + resource`); must not overlap `keyPrefix`. @default 'fence:' */
+  fencingPrefix?: string;
 }
 
 /** Options with every default filled in. */
-export interface ResolvedRedlockOptions extends Required<Omit<RedlockOptions, 'acquireTimeout'>> {
+export interface ResolvedRedlockOptions extends Required<Omit<RedlockOptions, 'acquireTimeout' | 'restartGuard'>> {
   acquireTimeout: number | undefined;
+  /** The restart guard's largest TTL, or `undefined` to track it, or `false` when the guard is off. */
+  restartGuard: { largestTtl: number | undefined } | false;
 }
 
 /** The defaults, frozen. */
@@ -76,6 +94,9 @@ export const REDLOCK_DEFAULTS = Object.freeze({
   commandTimeout: 500,
   connectTimeout: 2_000,
   wakeOnRelease: true,
+  restartGuard: true,
+  fencing: false,
+  fencingPrefix: 'fence:',
 });
 
 function refuse(option: string, rule: string, value: unknown): never {
@@ -95,6 +116,17 @@ export function checkTtl(value: unknown, option = 'ttl'): number {
     refuse(option, 'must be a positive whole number of milliseconds', value);
   }
   return value;
+}
+
+/** Refuses a `fencingPrefix` that overlaps `keyPrefix` (counters and locks could then share keys). */
+export function checkFencingPrefix(keyPrefix: string, fencingPrefix: string): void {
+  if (fencingPrefix.startsWith(keyPrefix) || keyPrefix.startsWith(fencingPrefix)) {
+    refuse(
+      'fencingPrefix',
+      `must neither start with \`keyPrefix\` (${JSON.stringify(keyPrefix)}) nor be a start of it when fencing is on, or counters and locks could share keys`,
+      fencingPrefix,
+    );
+  }
 }
 
 /** Validates per-call retry settings, merging them over `base`. */
@@ -140,6 +172,17 @@ export function resolveOptions(options: RedlockOptions): ResolvedRedlockOptions 
   const connectTimeout = checkTtl(options.connectTimeout ?? REDLOCK_DEFAULTS.connectTimeout, 'connectTimeout');
   const wakeOnRelease = options.wakeOnRelease ?? REDLOCK_DEFAULTS.wakeOnRelease;
   if (typeof wakeOnRelease !== 'boolean') refuse('wakeOnRelease', 'must be true or false', wakeOnRelease);
+  const guard = options.restartGuard ?? REDLOCK_DEFAULTS.restartGuard;
+  let restartGuard: ResolvedRedlockOptions['restartGuard'] = false;
+  if (guard === true) restartGuard = { largestTtl: undefined };
+  else if (guard !== null && typeof guard === 'object') {
+    restartGuard = { largestTtl: guard.largestTtl === undefined ? undefined : checkTtl(guard.largestTtl, 'restartGuard.largestTtl') };
+  } else if (guard !== false) refuse('restartGuard', 'must be true, false or { largestTtl }', guard);
+  const fencing = options.fencing ?? REDLOCK_DEFAULTS.fencing;
+  if (typeof fencing !== 'boolean') refuse('fencing', 'must be true or false', fencing);
+  const fencingPrefix = options.fencingPrefix ?? REDLOCK_DEFAULTS.fencingPrefix;
+  if (typeof fencingPrefix !== 'string') refuse('fencingPrefix', 'must be a string', fencingPrefix);
+  if (fencing) checkFencingPrefix(keyPrefix, fencingPrefix);
   const retry = resolveRetryOptions(
     {
       retryCount: REDLOCK_DEFAULTS.retryCount,
@@ -149,5 +192,5 @@ export function resolveOptions(options: RedlockOptions): ResolvedRedlockOptions 
     },
     options,
   );
-  return { nodes, keyPrefix, ttl, driftFactor, commandTimeout, connectTimeout, wakeOnRelease, ...retry };
+  return { nodes, keyPrefix, ttl, driftFactor, commandTimeout, connectTimeout, wakeOnRelease, restartGuard, fencing, fencingPrefix, ...retry };
 }

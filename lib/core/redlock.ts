@@ -10,6 +10,7 @@ import { Lock, type LockIssuer } from './lock.js';
 import { lockHeldInChain, runWithLock } from './lock-context.js';
 import { closeMasters, connectMasters, openMasters, type Master } from './master.js';
 import {
+  checkFencingPrefix,
   checkTtl,
   resolveOptions,
   resolveRetryOptions,
@@ -17,7 +18,9 @@ import {
   type ResolvedRedlockOptions,
   type RetryOptions,
 } from './options.js';
+import { issueFencingToken } from './fencing.js';
 import { startRenewal } from './renewal.js';
+import { RestartGuard } from './restart-guard.js';
 import { jitteredDelay } from './retry.js';
 import { describeOutcomes, quorumOf, voteRound, type MasterOutcome, type VoteRound } from './votes.js';
 import { releaseChannelOf, Wakeups, type Ticket } from './wakeups.js';
@@ -34,6 +37,8 @@ export interface AcquireOptions extends RetryOptions {
   signal?: AbortSignal;
   /** `acquire()` only: renew the lock automatically until it is released (as `using()` does). @default false */
   autoExtend?: boolean;
+  /** Issue a fencing token with this lock (`lock.fencingToken`). @default the `fencing` option */
+  fencing?: boolean;
 }
 
 const quote = (resources: readonly string[]): string => resources.map((r) => JSON.stringify(r)).join(', ');
@@ -58,6 +63,10 @@ export class Redlock implements LockIssuer {
   readonly #held = new Set<Lock>();
   readonly #closing = new AbortController();
   readonly #wakeups: Wakeups;
+  readonly #guard: RestartGuard | undefined;
+  readonly #trusts: ((index: number) => boolean) | undefined;
+  /** The largest TTL this instance has used: how long the restart guard distrusts a fresh master. */
+  #largestTtl: number;
 
   /** @throws RedlockConfigError naming the option at fault; nothing is connected or written then. */
   constructor(options: RedlockOptions) {
@@ -65,12 +74,26 @@ export class Redlock implements LockIssuer {
     this.#masters = openMasters(this.options.nodes);
     this.quorum = quorumOf(this.#masters.length);
     this.#wakeups = new Wakeups(this.#masters, this.options.wakeOnRelease);
+    this.#largestTtl = this.options.ttl;
+    const guard = this.options.restartGuard;
+    if (guard) {
+      this.#guard = new RestartGuard(this.#masters, () => guard.largestTtl ?? this.#largestTtl, this.options.driftFactor);
+      this.#trusts = (i) => this.#guard!.trusts(i);
+    }
     setMaxListeners(0, this.#closing.signal); // every acquisition waiting to retry listens to it
   }
 
   /** The masters' labels (`host:port`), in `nodes` order. */
   get masters(): string[] {
     return this.#masters.map((m) => m.label);
+  }
+
+  /**
+   * Milliseconds until each master's votes count again under the restart guard (0 = counting now),
+   * in `nodes` order; all zeros when the guard is off.
+   */
+  get distrustedFor(): number[] {
+    return this.#masters.map((_, i) => this.#guard?.distrustedFor(i) ?? 0);
   }
 
   /** Opens the connections the library owns, waiting up to `connectTimeout`; masters still down are retried in the background. */
@@ -94,7 +117,7 @@ export class Redlock implements LockIssuer {
     const names = this.checkResources(resources);
     const lockTtl = checkTtl(ttl ?? this.options.ttl);
     const retry = resolveRetryOptions(this.options, options);
-    const lock = await this.acquireChecked(names, lockTtl, retry, options?.signal, false);
+    const lock = await this.acquireChecked(names, lockTtl, retry, options?.signal, false, options?.fencing ?? this.options.fencing);
     if (options?.autoExtend) lock.renewWith(startRenewal(lock));
     return lock;
   }
@@ -111,7 +134,14 @@ export class Redlock implements LockIssuer {
     const names = this.checkResources(resources);
     const lockTtl = checkTtl(ttl ?? this.options.ttl);
     try {
-      return await this.acquireChecked(names, lockTtl, { retryCount: 0, retryDelay: 0, retryJitter: 0, acquireTimeout: undefined }, undefined, true);
+      return await this.acquireChecked(
+        names,
+        lockTtl,
+        { retryCount: 0, retryDelay: 0, retryJitter: 0, acquireTimeout: undefined },
+        undefined,
+        true,
+        this.options.fencing,
+      );
     } catch (error) {
       if (error instanceof LockAcquisitionError && error.busy) return null;
       throw error;
@@ -152,7 +182,7 @@ export class Redlock implements LockIssuer {
       return result;
     }
 
-    const lock = await this.acquireChecked(missing, lockTtl, retry, options?.signal, false);
+    const lock = await this.acquireChecked(missing, lockTtl, retry, options?.signal, false, options?.fencing ?? this.options.fencing);
     lock.renewWith(startRenewal(lock));
     let result: T;
     try {
@@ -188,9 +218,13 @@ export class Redlock implements LockIssuer {
     retry: ReturnType<typeof resolveRetryOptions>,
     signal: AbortSignal | undefined,
     single: boolean,
+    fencing: boolean,
   ): Promise<Lock> {
     const closing = this.#closing.signal;
     const keys = resources.map((r) => this.options.keyPrefix + r);
+    if (fencing && !this.options.fencing) checkFencingPrefix(this.options.keyPrefix, this.options.fencingPrefix);
+    const counters = fencing ? resources.map((r) => this.options.fencingPrefix + r) : undefined;
+    if (ttl > this.#largestTtl) this.#largestTtl = ttl;
     const timeout = commandTimeoutFor(ttl, this.options.commandTimeout);
     const deadline = retry.acquireTimeout === undefined ? Infinity : now() + retry.acquireTimeout;
     const ttlArg = String(ttl);
@@ -206,17 +240,34 @@ export class Redlock implements LockIssuer {
         if (closing.aborted) throw this.closedError();
         const value = randomBytes(16).toString('base64url');
         const start = now();
-        const round = voteRound(
-          this.#masters,
-          this.quorum,
-          timeout,
-          (m) => m.scripts.quorumLockAcquire(keys.length, ...keys, value, ttlArg),
-          (reply) => reply === 1,
-        );
-        const won = await round.decided;
+        const round = counters
+          ? voteRound(
+              this.#masters,
+              this.quorum,
+              timeout,
+              (m) => m.scripts.quorumLockFencedAcquire(keys.length * 2, ...keys, ...counters, value, ttlArg, keys.length),
+              (reply) => typeof reply === 'number' && reply >= 0,
+              this.#trusts,
+            )
+          : voteRound(
+              this.#masters,
+              this.quorum,
+              timeout,
+              (m) => m.scripts.quorumLockAcquire(keys.length, ...keys, value, ttlArg),
+              (reply) => reply === 1,
+              this.#trusts,
+            );
+        let won = await round.decided;
+        const lockWon = won;
+        let token: number | undefined;
+        if (won && counters) {
+          const seen = Math.max(0, ...round.replies.map((r) => (typeof r === 'number' ? r : 0)));
+          token = await issueFencingToken(this.#masters, this.quorum, timeout, counters, seen + 1, this.#trusts);
+          won = token !== undefined;
+        }
         const validUntil = validUntilOf(start, ttl, this.options.driftFactor);
         if (won && validUntil > now()) {
-          const lock = new Lock(this, resources, keys, value, ttl, validUntil);
+          const lock = new Lock(this, resources, keys, value, ttl, validUntil, token);
           if (signal?.aborted || closing.aborted) {
             void this.releaseKeys(keys, value, timeout, true);
             throw signal?.aborted ? signal.reason : this.closedError();
@@ -232,7 +283,8 @@ export class Redlock implements LockIssuer {
           await Promise.all([released.settled, round.settled]);
           signal?.throwIfAborted();
           if (closing.aborted) throw this.closedError();
-          throw this.acquisitionError(resources, attempt, round.outcomes, won, retry, outOfTime && !single);
+          const why = lockWon ? (won ? 'too-late' : 'fencing') : 'votes';
+          throw this.acquisitionError(resources, attempt, round.outcomes, why, retry, outOfTime && !single);
         }
         ticket ??= this.#wakeups.join(keys);
         await ticket.wait(Math.min(jitteredDelay(retry.retryDelay, retry.retryJitter), left), signal, closing);
@@ -246,14 +298,17 @@ export class Redlock implements LockIssuer {
     resources: string[],
     attempts: number,
     outcomes: readonly (MasterOutcome | undefined)[],
-    wonTooLate: boolean,
+    failure: 'votes' | 'too-late' | 'fencing',
     retry: ReturnType<typeof resolveRetryOptions>,
     outOfTime: boolean,
   ): LockAcquisitionError {
     const settled = outcomes.map((o, i) => o ?? { master: this.#masters[i].label, status: 'timeout' as const });
-    const why = wonTooLate
-      ? 'the quorum was won too late: no validity was left (raise `ttl` or lower latency)'
-      : `${this.quorum} of ${this.#masters.length} masters are needed; last attempt: ${describeOutcomes(settled, 'held by another holder')}`;
+    const why =
+      failure === 'too-late'
+        ? 'the quorum was won too late: no validity was left (raise `ttl` or lower latency)'
+        : failure === 'fencing'
+          ? 'the lock was won but no quorum of masters took its fencing token'
+          : `${this.quorum} of ${this.#masters.length} masters are needed; last attempt: ${describeOutcomes(settled, 'held by another holder')}`;
     const budget = outOfTime ? `within \`acquireTimeout\` (${retry.acquireTimeout} ms)` : `after ${attempts} attempt${attempts === 1 ? '' : 's'} (\`retryCount\` ${retry.retryCount})`;
     return new LockAcquisitionError(resources, attempts, settled, `Could not lock ${quote(resources)} ${budget}: ${why}.`);
   }
@@ -267,6 +322,7 @@ export class Redlock implements LockIssuer {
       lock.markLost(reason);
       throw reason;
     }
+    if (ttl > this.#largestTtl) this.#largestTtl = ttl;
     const timeout = commandTimeoutFor(ttl, this.options.commandTimeout);
     const start = now();
     const round = voteRound(
@@ -275,6 +331,7 @@ export class Redlock implements LockIssuer {
       timeout,
       (m) => m.scripts.quorumLockExtend(lock.keys.length, ...lock.keys, lock.value, String(ttl)),
       (reply) => reply === 1,
+      this.#trusts,
     );
     const won = await round.decided;
     const validUntil = validUntilOf(start, ttl, this.options.driftFactor);

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 
 /**
- * The three Lua scripts of the algorithm. Resource keys travel as KEYS and the lock value and TTL as
+ * The Lua scripts of the algorithm. Resource keys travel as KEYS and the lock value and TTL as
  * ARGV: nothing user-supplied is spliced into Lua. Each script covers all of a lock's resources at
  * once on one master, so a master grants, extends or releases all of them or none.
  */
@@ -15,6 +15,37 @@ for i = 1, #KEYS do
   redis.call('set', KEYS[i], ARGV[1], 'PX', ARGV[2])
 end
 return 1`,
+  /**
+   * The acquire of a fenced lock. KEYS: the n lock keys, then the n fencing counters; ARGV: value,
+   * TTL, n. On a grant it returns the highest counter (0 when none exists yet); -1 = some key is held.
+   */
+  fencedAcquire: `
+local n = tonumber(ARGV[3])
+for i = 1, n do
+  if redis.call('exists', KEYS[i]) == 1 then return -1 end
+end
+local high = 0
+for i = 1, n do
+  redis.call('set', KEYS[i], ARGV[1], 'PX', ARGV[2])
+  local c = tonumber(redis.call('get', KEYS[n + i]) or '0')
+  if c > high then high = c end
+end
+return high`,
+  /**
+   * Raises the fencing counters (KEYS) to the proposed token ARGV[1] if all are below it, and returns
+   * the highest counter found before: below the token means "written".
+   */
+  fence: `
+local token = tonumber(ARGV[1])
+local high = 0
+for i = 1, #KEYS do
+  local c = tonumber(redis.call('get', KEYS[i]) or '0')
+  if c > high then high = c end
+end
+if high < token then
+  for i = 1, #KEYS do redis.call('set', KEYS[i], ARGV[1]) end
+end
+return high`,
   /** Resets the TTL of every key if all of them still hold the value. 1 = extended, 0 = not ours. */
   extend: `
 for i = 1, #KEYS do
@@ -44,6 +75,8 @@ return n`,
 /** A client with the scripts registered as commands (EVALSHA, with EVAL on NOSCRIPT). */
 export interface ScriptedClient {
   quorumLockAcquire(numKeys: number, ...keysThenArgs: (string | number)[]): Promise<number>;
+  quorumLockFencedAcquire(numKeys: number, ...keysThenArgs: (string | number)[]): Promise<number>;
+  quorumLockFence(numKeys: number, ...keysThenArgs: (string | number)[]): Promise<number>;
   quorumLockExtend(numKeys: number, ...keysThenArgs: (string | number)[]): Promise<number>;
   quorumLockRelease(numKeys: number, ...keysThenArgs: (string | number)[]): Promise<number>;
 }
@@ -53,6 +86,8 @@ export function defineScripts(client: Redis): ScriptedClient {
   const scripted = client as unknown as Partial<ScriptedClient>;
   if (typeof scripted.quorumLockRelease !== 'function') {
     client.defineCommand('quorumLockAcquire', { lua: LUA.acquire });
+    client.defineCommand('quorumLockFencedAcquire', { lua: LUA.fencedAcquire });
+    client.defineCommand('quorumLockFence', { lua: LUA.fence });
     client.defineCommand('quorumLockExtend', { lua: LUA.extend });
     client.defineCommand('quorumLockRelease', { lua: LUA.release });
   }

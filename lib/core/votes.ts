@@ -6,7 +6,9 @@ import type { Master } from './master.js';
  * - `refused`: for an acquire, another holder has one of the keys; for an extend, the keys no longer
  *   hold this lock's value;
  * - `error`: the command failed (connection refused, closed, script error…);
- * - `timeout`: no answer within `commandTimeout`.
+ * - `timeout`: no answer within `commandTimeout`;
+ * - `restarted`: the master answered, but it (re)connected too recently to be trusted (the restart
+ *   guard: its uptime is below the largest TTL plus drift), so its vote did not count.
  *
  * @example
  * err.outcomes.filter((o) => o.status === 'timeout').map((o) => o.master); // ['10.0.0.3:6379']
@@ -15,7 +17,7 @@ import type { Master } from './master.js';
 export interface MasterOutcome {
   /** The master, as `host:port`. */
   readonly master: string;
-  readonly status: 'granted' | 'refused' | 'error' | 'timeout';
+  readonly status: 'granted' | 'refused' | 'error' | 'timeout' | 'restarted';
   /** The failure, when `status` is `error`. */
   readonly error?: Error;
 }
@@ -33,6 +35,8 @@ export interface VoteRound {
   readonly settled: Promise<void>;
   /** Each master's outcome, in master order; entries are filled in as answers arrive. */
   readonly outcomes: (MasterOutcome | undefined)[];
+  /** Each master's raw reply, in master order (undefined until it answers). */
+  readonly replies: unknown[];
 }
 
 /**
@@ -46,9 +50,11 @@ export function voteRound(
   timeoutMs: number,
   send: (master: Master) => Promise<unknown>,
   isGranted: (reply: unknown) => boolean,
+  trusts?: (index: number) => boolean,
 ): VoteRound {
   const n = masters.length;
   const outcomes: (MasterOutcome | undefined)[] = new Array(n).fill(undefined);
+  const replies: unknown[] = new Array(n).fill(undefined);
   let granted = 0;
   let against = 0;
   let pending = n;
@@ -88,17 +94,21 @@ export function voteRound(
       reply = Promise.reject(error);
     }
     reply.then(
-      (value) => record(i, { master: master.label, status: isGranted(value) ? 'granted' : 'refused' }),
+      (value) => {
+        if (outcomes[i] === undefined) replies[i] = value;
+        const status = trusts && !trusts(i) ? 'restarted' : isGranted(value) ? 'granted' : 'refused';
+        record(i, { master: master.label, status });
+      },
       (error: unknown) =>
         record(i, { master: master.label, status: 'error', error: error instanceof Error ? error : new Error(String(error)) }),
     );
   }
-  return { decided, settled, outcomes };
+  return { decided, settled, outcomes, replies };
 }
 
 /** A one-line tally such as "2 granted, 1 refused (held by another holder), 2 timed out". */
 export function describeOutcomes(outcomes: readonly (MasterOutcome | undefined)[], refusedMeans: string): string {
-  const count = { granted: 0, refused: 0, error: 0, timeout: 0, pending: 0 };
+  const count = { granted: 0, refused: 0, error: 0, timeout: 0, restarted: 0, pending: 0 };
   let firstError: Error | undefined;
   for (const o of outcomes) {
     if (!o) count.pending++;
@@ -112,6 +122,7 @@ export function describeOutcomes(outcomes: readonly (MasterOutcome | undefined)[
   if (count.refused) parts.push(`${count.refused} ${refusedMeans}`);
   if (count.error) parts.push(`${count.error} failed${firstError ? ` (${firstError.message})` : ''}`);
   if (count.timeout) parts.push(`${count.timeout} timed out`);
+  if (count.restarted) parts.push(`${count.restarted} restarted too recently to count (\`restartGuard\`)`);
   if (count.pending) parts.push(`${count.pending} still pending`);
   return parts.join(', ');
 }

@@ -17,6 +17,8 @@ import { heldObservable, lockedObservable } from './locked-observable.js';
 export interface LockedOptions extends RetryOptions {
   /** Lock TTL in ms; the lock is renewed while the method runs. @default the module's `ttl` */
   ttl?: number;
+  /** Issue a fencing token (`currentLock()!.fencingToken` inside the method). @default the module's `fencing` */
+  fencing?: boolean;
 }
 
 /** The hidden property through which `RedlockService` is injected into decorated classes. */

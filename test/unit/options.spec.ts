@@ -35,6 +35,9 @@ describe('resolveOptions', () => {
       commandTimeout: 500,
       connectTimeout: 2_000,
       wakeOnRelease: true,
+      restartGuard: { largestTtl: undefined },
+      fencing: false,
+      fencingPrefix: 'fence:',
     });
     expect(Object.isFrozen(REDLOCK_DEFAULTS)).toBe(true);
   });
@@ -52,6 +55,9 @@ describe('resolveOptions', () => {
       commandTimeout: 1,
       connectTimeout: 1,
       wakeOnRelease: false,
+      restartGuard: false as const,
+      fencing: false,
+      fencingPrefix: 'counter:',
     };
     expect(resolveOptions(options)).toEqual(options);
   });

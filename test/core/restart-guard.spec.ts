@@ -1,0 +1,81 @@
+import { describe, expect, it } from '@jest/globals';
+import { LockAcquisitionError, Redlock } from '../../lib/index.js';
+import { rejectionOf, resourceName, sleep, useMasters, waitFor } from './helpers.js';
+
+describe('restart guard (3 masters)', () => {
+  const set = useMasters(3);
+  const largestTtl = 3_000;
+
+  it('distrusts masters that have been up for less than the largest TTL plus drift, then trusts them', async () => {
+    // These masters were started a moment ago, as after a restart (INFO's uptime is whole seconds,
+    // so with a 3 s guard at least a second of distrust is left however slow start-up was).
+    const redlock = await set.redlock({ restartGuard: { largestTtl }, retryCount: 0 });
+    expect(await waitFor(() => redlock.distrustedFor.every((ms) => ms < Infinity), 1_000, 10)).toBe(true);
+    const guarded = redlock.distrustedFor;
+    for (const ms of guarded) {
+      expect(ms).toBeGreaterThan(0);
+      expect(ms).toBeLessThanOrEqual(largestTtl + largestTtl * 0.01 + 2);
+    }
+    const error = await rejectionOf(redlock.acquire(resourceName('fresh'), 2_000));
+    expect(error).toBeInstanceOf(LockAcquisitionError);
+    expect((error as LockAcquisitionError).outcomes.map((o) => o.status)).toEqual(['restarted', 'restarted', 'restarted']);
+    expect((error as LockAcquisitionError).message).toContain('restartGuard');
+    expect((error as LockAcquisitionError).busy).toBe(false);
+
+    expect(await waitFor(() => redlock.distrustedFor.every((ms) => ms === 0), Math.max(...guarded) + 200, 20)).toBe(true);
+    const lock = await redlock.acquire(resourceName('trusted'), 2_000);
+    expect(lock.isHeld).toBe(true);
+    await lock.release();
+  });
+
+  it('a master killed and restarted empty grants a second holder under plain Redlock, and not with the guard', async () => {
+    const resource = resourceName('double-grant');
+    const key = `lock:${resource}`;
+    const ttl = 10_000;
+    const holderA = await set.redlock({ restartGuard: false });
+    // A long-lived guarded client that will see master 0 restart through its reconnect.
+    const watcher = await set.redlock({ restartGuard: { largestTtl: ttl }, retryCount: 0 });
+
+    const a = await holderA.acquire(resource, ttl);
+    await set.clients[2].del(key); // A's key is lost on master 2 (stands in for a clock jump there)
+    set.clients[0].disconnect();
+    await set.masters[0].kill(); // and master 0 restarts without its data
+    await set.masters[0].restart();
+    set.clients[0] = set.clients[0].duplicate();
+    await set.clients[0].ping();
+
+    // Plain Redlock: masters 0 and 2 are empty now, so a second client wins while A still holds.
+    const plain = await set.redlock({ restartGuard: false, retryCount: 0 });
+    const b = await plain.acquire(resource, ttl);
+    expect(a.isHeld && b.isHeld).toBe(true); // two holders: the violation the guard exists for
+    await b.release();
+    await set.clients[2].del(key);
+
+    // With the guard: a new client distrusts the restarted master 0 at once...
+    const guarded = await set.redlock({ restartGuard: { largestTtl: ttl }, retryCount: 0 });
+    const refused = await rejectionOf(guarded.acquire(resource, ttl));
+    expect(refused).toBeInstanceOf(LockAcquisitionError);
+    expect((refused as LockAcquisitionError).outcomes[0].status).toBe('restarted');
+
+    // ...and so does a client that was connected before, once it has reconnected.
+    expect(await waitFor(() => watcher.distrustedFor[0] > 0, 3_000, 20)).toBe(true);
+    const alsoRefused = await rejectionOf(watcher.acquire(resource, ttl));
+    expect(alsoRefused).toBeInstanceOf(LockAcquisitionError);
+    expect((alsoRefused as LockAcquisitionError).outcomes[0].status).toBe('restarted');
+
+    await a.release();
+  });
+
+  it('refuses a malformed restartGuard option', () => {
+    expect(() => new Redlock({ nodes: set.urls, restartGuard: { largestTtl: 0 } })).toThrow(/restartGuard\.largestTtl/);
+    expect(() => new Redlock({ nodes: set.urls, restartGuard: 'yes' as never })).toThrow(/restartGuard/);
+  });
+
+  it('gives up distrust only after the guard time, counted from the uptime the master reports', async () => {
+    const redlock = await set.redlock({ restartGuard: { largestTtl: 3_000 } });
+    await sleep(50);
+    // Masters here have been up for well under 3 s plus drift in this file's first seconds, or not:
+    // either way no master may be distrusted for longer than the guard itself.
+    for (const ms of redlock.distrustedFor) expect(ms).toBeLessThanOrEqual(3_000 + 3_000 * 0.01 + 2);
+  });
+});
