@@ -12,7 +12,8 @@ import { SeatsController } from './seats.controller.js';
     ConfigModule.forRoot({ isGlobal: true }),
     RedlockModule.forRootAsync({
       inject: [ConfigService],
-      useFactory: (config: ConfigService) => ({ nodes: redlockNodes(config), keyPrefix: 'shop:lock:' }),
+      // ttl: a sale takes milliseconds, and a crashed holder should block a seat for 2 s at most.
+      useFactory: (config: ConfigService) => ({ nodes: redlockNodes(config), keyPrefix: 'shop:lock:', ttl: 2_000 }),
     }),
   ],
   controllers: [SeatsController],

@@ -10,6 +10,8 @@
 import 'reflect-metadata';
 import { Logger, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { setTimeout as delay } from 'node:timers/promises';
+import { RedlockService } from 'nestjs-quorum-lock';
 import { startRedisMasters, type RedisMasters } from '../tools/redis-masters.js';
 import { AppModule } from './app.module.js';
 import { InventoryService } from './inventory.service.js';
@@ -83,6 +85,21 @@ function printTable(rows: Outcome[]): void {
   for (const r of rows) if (r.other.length) console.log(`${r.route}: other answers: ${r.other.join(', ')}`);
 }
 
+/**
+ * Masters that started a moment ago do not vote until they have been up longer than the largest TTL
+ * (the restart guard: a master that restarted empty may have forgotten locks). Fresh masters are
+ * what the sample starts, so it waits for them, visibly, before the locked run.
+ */
+async function waitForRestartGuard(apps: INestApplication[]): Promise<void> {
+  const services = apps.map((app) => app.get(RedlockService));
+  const pending = () => Math.max(...services.flatMap((s) => s.distrustedFor));
+  await delay(50); // let each instance read INFO from its masters
+  const wait = pending();
+  if (wait <= 0) return;
+  console.log(`Restart guard: the masters have been up for less than the largest TTL; waiting ${Math.ceil(wait)} ms before locking.`);
+  while (pending() > 0) await delay(Math.min(100, pending()));
+}
+
 async function main(): Promise<number> {
   let redis: RedisMasters | undefined;
   const apps: INestApplication[] = [];
@@ -121,6 +138,8 @@ async function main(): Promise<number> {
     const urls = await Promise.all(apps.map((app) => app.getUrl()));
     console.log(`Shop instances: ${urls.join(', ')}`);
     console.log(`Each run: "${ITEM}" restocked with ${STOCK} tickets, ${BUYERS} concurrent buyers spread over both instances.`);
+
+    await waitForRestartGuard(apps);
 
     const inventory = apps[0].get(InventoryService);
     const rows: Outcome[] = [];
