@@ -15,7 +15,6 @@ const HOST = '127.0.0.1';
 const READY_TIMEOUT_MS = 5_000;
 const STOP_GRACE_MS = 2_000;
 const PORT_ATTEMPTS = 5;
-const OUTPUT_LIMIT = 4_096;
 const NOT_FOUND =
   'redis-server was not found on PATH. Install it (Debian/Ubuntu: `apt-get install -y redis-server`) ' +
   'or set REDIS_SERVER to its path.';
@@ -32,7 +31,7 @@ export interface RedisMaster {
   readonly port: number;
   /** `redis://127.0.0.1:${port}` */
   readonly url: string;
-  /** Pid of the current server process, `undefined` while none is running; changes after `restart()`. */
+  /** Pid of the running server, `undefined` if none; changes after `restart()`. */
   readonly pid: number | undefined;
   /** SIGSTOP the process. */
   pause(): void;
@@ -50,7 +49,7 @@ export interface RedisMaster {
  * The masters started by {@link startRedisMasters}.
  * @example
  * const redis = await startRedisMasters(3);
- * try { useLock(redis.urls); } finally { await redis.stop(); }
+ * try { await runAgainst(redis.urls); } finally { await redis.stop(); }
  */
 export interface RedisMasters extends AsyncDisposable {
   readonly masters: readonly RedisMaster[];
@@ -59,43 +58,34 @@ export interface RedisMasters extends AsyncDisposable {
   stop(): Promise<void>;
 }
 
+/** A spawned server: `done` once it has exited (or failed to spawn); `output` keeps its last 4 KiB. */
 interface Proc {
   readonly child: ChildProcess;
   readonly exited: Promise<void>;
   readonly state: { done: boolean; error?: NodeJS.ErrnoException; output: string };
 }
 
-/** What is left when this process exits: children are SIGKILLed and dirs removed, synchronously. */
+// Whatever is still around when this process exits: SIGKILLed and removed synchronously.
+// Under Jest this hook never fires (the sandbox's `process` is a copy that does not emit 'exit'): stop() in afterAll.
 const running = new Set<ChildProcess>();
 const tempDirs = new Set<string>();
 let exitHookInstalled = false;
 
 function onExit(): void {
-  for (const child of running) {
+  for (const { pid } of running) {
     try {
-      process.kill(child.pid!, 'SIGKILL');
-    } catch {}
+      process.kill(pid!, 'SIGKILL');
+    } catch {} // already gone
   }
   for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
 }
 
-async function makeTempDir(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'redis-master-'));
-  tempDirs.add(dir);
-  return dir;
-}
-
-async function removeTempDir(dir: string): Promise<void> {
-  await rm(dir, { recursive: true, force: true });
-  tempDirs.delete(dir);
-}
-
 function launch(bin: string, port: number, dir: string): Proc {
-  const args = ['--port', String(port), '--bind', HOST, '--save', '', '--appendonly', 'no', '--protected-mode', 'no'];
-  args.push('--daemonize', 'no', '--loglevel', 'warning', '--dir', dir);
+  const args = ['--port', String(port), '--bind', HOST, '--save', '', '--appendonly', 'no',
+    '--protected-mode', 'no', '--daemonize', 'no', '--loglevel', 'warning', '--dir', dir];
   const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const state: Proc['state'] = { done: false, output: '' };
-  const capture = (chunk: Buffer) => (state.output = (state.output + chunk.toString()).slice(-OUTPUT_LIMIT));
+  const capture = (chunk: Buffer) => (state.output = (state.output + chunk.toString()).slice(-4096));
   child.stdout!.on('data', capture);
   child.stderr!.on('data', capture);
   if (!exitHookInstalled) process.on('exit', onExit);
@@ -114,7 +104,7 @@ function launch(bin: string, port: number, dir: string): Proc {
   return { child, exited, state };
 }
 
-/** True once the server on `port` answers PING and reports `pid` (not some foreign server's). */
+/** True once the server on `port` answers PING and reports `pid`, so a foreign server does not count. */
 function answers(port: number, pid: number | undefined): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connect({ host: HOST, port });
@@ -122,6 +112,7 @@ function answers(port: number, pid: number | undefined): Promise<boolean> {
     const done = (ok: boolean) => (socket.destroy(), resolve(ok));
     socket.setTimeout(250, () => done(false));
     socket.on('error', () => done(false));
+    socket.on('close', () => done(false)); // e.g. a foreign server hung up without a reply
     socket.on('connect', () => socket.write('PING\r\nINFO server\r\n'));
     socket.on('data', (data) => {
       const match = /process_id:(\d+)\r\n/.exec((reply += data.toString()));
@@ -130,7 +121,7 @@ function answers(port: number, pid: number | undefined): Promise<boolean> {
   });
 }
 
-/** Spawn on `port` and wait until it answers. Resolves `undefined` if the port turned out to be taken. */
+/** Spawn on `port` and wait until it answers; `undefined` if the port turned out to be taken. */
 async function startOn(bin: string, port: number, dir: string): Promise<Proc | undefined> {
   const proc = launch(bin, port, dir);
   const deadline = Date.now() + READY_TIMEOUT_MS;
@@ -150,70 +141,67 @@ async function startOn(bin: string, port: number, dir: string): Promise<Proc | u
   throw new Error(`redis-server (${bin}) on ${HOST}:${port} ${why}. Output:\n${output || '(none)'}`);
 }
 
-class Master implements RedisMaster {
-  readonly url: string;
-
-  constructor(
-    readonly port: number,
-    private readonly bin: string,
-    private dir: string | undefined,
-    private proc: Proc | undefined,
-  ) {
-    this.url = `redis://${HOST}:${port}`;
-  }
-
-  get pid(): number | undefined {
-    return this.proc?.child.pid;
-  }
-
-  pause(): void {
-    this.signal('SIGSTOP');
-  }
-
-  resume(): void {
-    this.signal('SIGCONT');
-  }
-
-  async kill(): Promise<void> {
-    this.proc?.child.kill('SIGKILL');
-    await this.proc?.exited;
-    this.proc = undefined;
-  }
-
-  async restart(): Promise<void> {
-    if (this.proc) throw new Error(`redis-server on ${HOST}:${this.port} is still running (pid ${this.pid})`);
-    this.dir ??= await makeTempDir();
-    this.proc = await startOn(this.bin, this.port, this.dir);
-    if (!this.proc) throw new Error(`cannot restart redis-server: ${HOST}:${this.port} is in use by another process`);
-  }
-
-  async stop(): Promise<void> {
-    const proc = this.proc;
-    if (proc) {
-      proc.child.kill('SIGCONT'); // always: a stopped process would not act on SIGTERM
-      proc.child.kill('SIGTERM');
-      const timer = setTimeout(() => proc.child.kill('SIGKILL'), STOP_GRACE_MS);
-      await proc.exited;
-      clearTimeout(timer);
-      this.proc = undefined;
-    }
-    if (this.dir) await removeTempDir(this.dir);
-    this.dir = undefined;
-  }
-
-  private signal(signal: NodeJS.Signals): void {
-    if (!this.proc) throw new Error(`redis-server on ${HOST}:${this.port} is not running`);
-    this.proc.child.kill(signal);
-  }
+function createMaster(port: number, bin: string, dir: string | undefined, proc: Proc | undefined): RedisMaster {
+  // `proc` stays set after an unexpected exit (e.g. killed by someone else) until kill() or stop() reaps it.
+  const live = () => (proc?.state.done ? undefined : proc);
+  const signal = (name: NodeJS.Signals) => {
+    const current = live();
+    if (!current) throw new Error(`redis-server on ${HOST}:${port} is not running`);
+    current.child.kill(name);
+  };
+  return {
+    port,
+    url: `redis://${HOST}:${port}`,
+    get pid() {
+      return live()?.child.pid;
+    },
+    pause: () => signal('SIGSTOP'),
+    resume: () => signal('SIGCONT'),
+    async kill() {
+      proc?.child.kill('SIGKILL');
+      await proc?.exited;
+      proc = undefined;
+    },
+    async restart() {
+      if (live()) throw new Error(`redis-server on ${HOST}:${port} is still running (pid ${live()!.child.pid})`);
+      dir ??= await makeTempDir();
+      proc = await startOn(bin, port, dir);
+      if (!proc) throw new Error(`cannot restart redis-server: ${HOST}:${port} is in use by another process`);
+    },
+    async stop() {
+      const stopping = proc;
+      if (stopping) {
+        stopping.child.kill('SIGCONT'); // always: a stopped process does not act on SIGTERM
+        stopping.child.kill('SIGTERM');
+        const timer = setTimeout(() => stopping.child.kill('SIGKILL'), STOP_GRACE_MS);
+        await stopping.exited;
+        clearTimeout(timer);
+        proc = undefined;
+      }
+      if (dir) await removeTempDir(dir);
+      dir = undefined;
+    },
+  };
 }
 
-async function startMaster(bin: string): Promise<Master> {
+async function makeTempDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'redis-master-'));
+  tempDirs.add(dir);
+  return dir;
+}
+
+async function removeTempDir(dir: string): Promise<void> {
+  await rm(dir, { recursive: true, force: true });
+  tempDirs.delete(dir);
+}
+
+async function startMaster(bin: string): Promise<RedisMaster> {
   const dir = await makeTempDir();
   try {
     for (let attempt = 1; attempt <= PORT_ATTEMPTS; attempt++) {
       const port = await freePort();
       const proc = await startOn(bin, port, dir);
-      if (proc) return new Master(port, bin, dir, proc);
+      if (proc) return createMaster(port, bin, dir, proc);
     }
     throw new Error(`redis-server found no free port on ${HOST} in ${PORT_ATTEMPTS} attempts`);
   } catch (error) {

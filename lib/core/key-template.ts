@@ -66,13 +66,13 @@ function valueAt(args: readonly unknown[], piece: Exclude<Piece, string>, templa
     value = (value as Record<string, unknown>)[step];
   }
   const kind = value === null ? 'null' : typeof value;
-  if (kind === 'string' || kind === 'number' || kind === 'bigint' || kind === 'boolean') {
+  if (kind === 'string' || kind === 'bigint' || kind === 'boolean' || (kind === 'number' && Number.isFinite(value))) {
     const text = String(value);
     if (text.length > 0) return text;
   }
-  throw new LockKeyError(
-    `@Locked('${template}') on ${where}: placeholder ${piece.text} is ${kind === 'string' ? 'an empty string' : kind === 'object' || kind === 'function' ? `an ${kind}` : kind} at call time; nothing was locked.`,
-  );
+  const what =
+    kind === 'string' ? 'an empty string' : kind === 'object' || kind === 'function' ? `an ${kind}` : kind === 'number' ? String(value) : kind;
+  throw new LockKeyError(`@Locked('${template}') on ${where}: placeholder ${piece.text} is ${what} at call time; nothing was locked.`);
 }
 
 /**

@@ -61,8 +61,8 @@ export interface RedlockOptions extends RetryOptions {
    * Redlock's "delayed restart" rule, enforced here: a master that (re)connects does not count
    * toward any quorum until it has been up longer than the largest TTL plus drift (read from
    * `INFO server`), since a master that restarted without persistence may have forgotten locks.
-   * `largestTtl` defaults to the larger of `ttl` and any TTL this instance has used; set it when
-   * other clients use longer TTLs. `false` turns the rule off (plain Redlock). @default true
+   * The guard uses the largest of `largestTtl`, `ttl` and any TTL this instance has used; set
+   * `largestTtl` when other clients use longer TTLs. `false` turns the rule off (plain Redlock). @default true
    */
   restartGuard?: boolean | { largestTtl?: number };
   /**

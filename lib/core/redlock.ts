@@ -77,7 +77,7 @@ export class Redlock implements LockIssuer {
     this.#largestTtl = this.options.ttl;
     const guard = this.options.restartGuard;
     if (guard) {
-      this.#guard = new RestartGuard(this.#masters, () => guard.largestTtl ?? this.#largestTtl, this.options.driftFactor);
+      this.#guard = new RestartGuard(this.#masters, () => Math.max(guard.largestTtl ?? 0, this.#largestTtl), this.options.driftFactor);
       this.#trusts = (i) => this.#guard!.trusts(i);
     }
     setMaxListeners(0, this.#closing.signal); // every acquisition waiting to retry listens to it

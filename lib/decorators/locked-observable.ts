@@ -37,16 +37,29 @@ export function lockedObservable<T>(
 
 /**
  * For an Observable met only at run time (the method's return type was not declared `Observable`):
- * the lock is already held, so the returned Observable keeps it until the source completes, errors or
- * is unsubscribed. `held` settles when the lock has been released.
+ * the lock is already held, so the first subscription keeps it until the source completes, errors or
+ * is unsubscribed, and its subscriber settles once `held()` has (the lock released). If nobody
+ * subscribes within `unclaimedMs`, the lock is released anyway. Later subscriptions go through
+ * `relocked`, which takes the lock anew.
  */
 export function heldObservable<T>(
   source: Observable<T>,
   done: () => void,
   fail: (error: unknown) => void,
   held: () => Promise<unknown>,
+  relocked: Observable<T>,
+  unclaimedMs: number,
 ): Observable<T> {
+  let claimed = false;
+  const unclaimed = setTimeout(() => {
+    claimed = true;
+    done();
+  }, unclaimedMs);
+  unclaimed.unref();
   return new Observable<T>((subscriber) => {
+    if (claimed) return relocked.subscribe(subscriber);
+    claimed = true;
+    clearTimeout(unclaimed);
     const inner = source.subscribe({ next: (v) => subscriber.next(v), error: fail, complete: done });
     held().then(
       () => subscriber.complete(),

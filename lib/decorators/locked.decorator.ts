@@ -86,7 +86,7 @@ export function Locked(key: LockKey, ttlOrOptions?: number | LockedOptions): Met
       try {
         if (!service) {
           throw new RedlockError(
-            `@Locked on ${where}: RedlockService was not injected. The instance must be created by Nest (a provider or controller) in an application that imports RedlockModule.forRoot().`,
+            `@Locked on ${where}: RedlockService was not injected. Nest injects it only into instances it builds from the class itself (a class provider or a controller, not \`new\`, \`useValue\` or \`useFactory\`), in an application that imports RedlockModule.forRoot().`,
           );
         }
         resources = resourcesOf(args);
@@ -106,7 +106,8 @@ export function Locked(key: LockKey, ttlOrOptions?: number | LockedOptions): Met
             const result = run();
             if (!isObservable(result)) return result;
             handedOut = true;
-            return new Promise<void>((done, fail) => resolve(heldObservable(result, done, fail, () => settled!)));
+            const relocked = lockedObservable((body) => service.using(resources, options.ttl, body, options), () => result as Observable<unknown>);
+            return new Promise<void>((done, fail) => resolve(heldObservable(result, done, fail, () => settled!, relocked, options.ttl ?? service.options.ttl)));
           },
           options,
         );

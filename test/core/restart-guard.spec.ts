@@ -9,7 +9,7 @@ describe('restart guard (3 masters)', () => {
   it('distrusts masters that have been up for less than the largest TTL plus drift, then trusts them', async () => {
     // These masters were started a moment ago, as after a restart (INFO's uptime is whole seconds,
     // so with a 3 s guard at least a second of distrust is left however slow start-up was).
-    const redlock = await set.redlock({ restartGuard: { largestTtl }, retryCount: 0 });
+    const redlock = await set.redlock({ ttl: 1_000, restartGuard: { largestTtl }, retryCount: 0 });
     expect(await waitFor(() => redlock.distrustedFor.every((ms) => ms < Infinity), 1_000, 10)).toBe(true);
     const guarded = redlock.distrustedFor;
     for (const ms of guarded) {
@@ -66,13 +66,20 @@ describe('restart guard (3 masters)', () => {
     await a.release();
   });
 
+  it('never guards for less than the TTLs this instance uses, whatever largestTtl says', async () => {
+    const redlock = await set.redlock({ ttl: 5_000, restartGuard: { largestTtl: 100 } });
+    expect(await waitFor(() => redlock.distrustedFor.every((ms) => ms < Infinity), 1_000, 10)).toBe(true);
+    // The masters are a few seconds old at most: a 100 ms guard would trust them already.
+    expect(Math.max(...redlock.distrustedFor)).toBeGreaterThan(0);
+  });
+
   it('refuses a malformed restartGuard option', () => {
     expect(() => new Redlock({ nodes: set.urls, restartGuard: { largestTtl: 0 } })).toThrow(/restartGuard\.largestTtl/);
     expect(() => new Redlock({ nodes: set.urls, restartGuard: 'yes' as never })).toThrow(/restartGuard/);
   });
 
   it('gives up distrust only after the guard time, counted from the uptime the master reports', async () => {
-    const redlock = await set.redlock({ restartGuard: { largestTtl: 3_000 } });
+    const redlock = await set.redlock({ ttl: 1_000, restartGuard: { largestTtl: 3_000 } });
     await sleep(50);
     // Masters here have been up for well under 3 s plus drift in this file's first seconds, or not:
     // either way no master may be distrusted for longer than the guard itself.

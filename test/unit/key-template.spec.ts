@@ -125,6 +125,8 @@ describe('compileLockKey: bad values at call time are a LockKeyError (never "ord
     ['an empty string', ''],
     ['a function', () => 'x'],
     ['a symbol', Symbol('s')],
+    ['NaN', NaN],
+    ['Infinity', Infinity],
   ])('%s', (_, value) => {
     const error = keyError(() => resolver([value]));
     expect(error.message).toContain('#id');
