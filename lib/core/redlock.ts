@@ -249,14 +249,23 @@ export class Redlock implements LockIssuer {
               (reply) => typeof reply === 'number' && reply >= 0,
               this.#trusts,
             )
-          : voteRound(
-              this.#masters,
-              this.quorum,
-              timeout,
-              (m) => m.scripts.quorumLockAcquire(keys.length, ...keys, value, ttlArg),
-              (reply) => reply === 1,
-              this.#trusts,
-            );
+          : keys.length === 1
+            ? voteRound(
+                this.#masters,
+                this.quorum,
+                timeout,
+                (m) => m.client.set(keys[0], value, 'PX', ttlArg, 'NX'), // one key: no script needed
+                (reply) => reply === 'OK',
+                this.#trusts,
+              )
+            : voteRound(
+                this.#masters,
+                this.quorum,
+                timeout,
+                (m) => m.scripts.quorumLockAcquire(keys.length, ...keys, value, ttlArg),
+                (reply) => reply === 1,
+                this.#trusts,
+              );
         let won = await round.decided;
         const lockWon = won;
         let token: number | undefined;

@@ -1,4 +1,4 @@
-import type { Master } from './master.js';
+import { coalesceWrites, type Master } from './master.js';
 
 /**
  * What one master answered to one script call.
@@ -89,6 +89,7 @@ export function voteRound(
     const master = masters[i];
     let reply: Promise<unknown>;
     try {
+      coalesceWrites(master);
       reply = send(master);
     } catch (error) {
       reply = Promise.reject(error);

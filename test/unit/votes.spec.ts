@@ -99,3 +99,26 @@ describe('voteRound', () => {
     expect(text).toBe('1 granted, 1 held by another holder, 1 failed (ECONNREFUSED), 1 timed out, 1 still pending');
   });
 });
+
+describe('coalesceWrites', () => {
+  it('corks each master socket once per tick, so all rounds sent in one tick leave in one write', async () => {
+    const calls: string[] = [];
+    const stream = { writable: true, cork: () => calls.push('cork'), uncork: () => calls.push('uncork') };
+    const master = { label: 'm0:6379', client: { stream }, corked: false } as unknown as Master;
+    for (let i = 0; i < 3; i++) voteRound([master], 1, 1_000, () => Promise.resolve(1), (r) => r === 1);
+    expect(calls).toEqual(['cork']);
+    await new Promise((resolve) => process.nextTick(resolve));
+    expect(calls).toEqual(['cork', 'uncork']);
+    voteRound([master], 1, 1_000, () => Promise.resolve(1), (r) => r === 1);
+    expect(calls).toEqual(['cork', 'uncork', 'cork']);
+    await new Promise((resolve) => process.nextTick(resolve));
+  });
+
+  it('leaves a socket that is not writable alone', () => {
+    const calls: string[] = [];
+    const stream = { writable: false, cork: () => calls.push('cork'), uncork: () => calls.push('uncork') };
+    const master = { label: 'm0:6379', client: { stream }, corked: false } as unknown as Master;
+    voteRound([master], 1, 1_000, () => Promise.resolve(1), (r) => r === 1);
+    expect(calls).toEqual([]);
+  });
+});
