@@ -61,6 +61,8 @@ export class Redlock implements LockIssuer {
   readonly quorum: number;
   readonly #masters: readonly Master[];
   readonly #held = new Set<Lock>();
+  /** Which lock of this instance holds each key: a waiter need not poll a lock held here, whose release wakes it directly. */
+  readonly #heldKeys = new Map<string, Lock>();
   readonly #closing = new AbortController();
   readonly #wakeups: Wakeups;
   readonly #guard: RestartGuard | undefined;
@@ -228,16 +230,25 @@ export class Redlock implements LockIssuer {
     const timeout = commandTimeoutFor(ttl, this.options.commandTimeout);
     const deadline = retry.acquireTimeout === undefined ? Infinity : now() + retry.acquireTimeout;
     const ttlArg = String(ttl);
-    let ticket: Ticket | undefined;
+    // Waiters of this process queue per key (FIFO). While a waiter is not first in line, a wait that
+    // ends without a wake-up is a turn spent queued, not an attempt: only the head polls, so waiters
+    // do not split the votes of the one a release just woke; nor does the head while the lock is held
+    // in this process, whose release wakes it directly. The last turn is always a real attempt.
+    let ticket = retry.retryCount > 0 && this.#wakeups.isQueued(keys) ? this.#wakeups.join(keys) : undefined;
+    let turns = 0;
     try {
-      if (retry.retryCount > 0 && this.#wakeups.isQueued(keys)) {
-        // Others in this process already wait for these keys: queue behind them instead of barging in.
-        ticket = this.#wakeups.join(keys);
-        await ticket.wait(jitteredDelay(retry.retryDelay, retry.retryJitter), signal, closing);
-      }
-      for (let attempt = 1; ; attempt++) {
+      for (let mustWait = ticket !== undefined; ; mustWait = true) {
+        if (mustWait) {
+          const wait = Math.min(jitteredDelay(retry.retryDelay, retry.retryJitter), Math.max(0, deadline - now()));
+          const woken = await ticket!.wait(wait, signal, closing);
+          if (!woken && (!ticket!.isHead || this.heldHere(keys)) && turns < retry.retryCount && now() < deadline) {
+            turns++;
+            continue;
+          }
+        }
         signal?.throwIfAborted();
         if (closing.aborted) throw this.closedError();
+        turns++;
         const value = randomBytes(16).toString('base64url');
         const start = now();
         const round = counters
@@ -281,26 +292,40 @@ export class Redlock implements LockIssuer {
             void this.releaseKeys(keys, value, timeout, true);
             throw signal?.aborted ? signal.reason : this.closedError();
           }
-          this.#held.add(lock);
+          this.track(lock);
           return lock;
         }
         // Failed: release on ALL masters, the ones that said no or timed out included (silently: nothing was free).
         const released = this.releaseKeys(keys, value, timeout, false);
         const left = deadline - now();
         const outOfTime = left <= 0;
-        if (attempt > retry.retryCount || outOfTime || signal?.aborted || closing.aborted) {
+        if (turns > retry.retryCount || outOfTime || signal?.aborted || closing.aborted) {
           await Promise.all([released.settled, round.settled]);
           signal?.throwIfAborted();
           if (closing.aborted) throw this.closedError();
           const why = lockWon ? (won ? 'too-late' : 'fencing') : 'votes';
-          throw this.acquisitionError(resources, attempt, round.outcomes, why, retry, outOfTime && !single);
+          throw this.acquisitionError(resources, turns, round.outcomes, why, retry, outOfTime && !single);
         }
         ticket ??= this.#wakeups.join(keys);
-        await ticket.wait(Math.min(jitteredDelay(retry.retryDelay, retry.retryJitter), left), signal, closing);
       }
     } finally {
       ticket?.leave();
     }
+  }
+
+  private track(lock: Lock): void {
+    this.#held.add(lock);
+    for (const key of lock.keys) this.#heldKeys.set(key, lock);
+  }
+
+  private untrack(lock: Lock): void {
+    this.#held.delete(lock);
+    for (const key of lock.keys) if (this.#heldKeys.get(key) === lock) this.#heldKeys.delete(key);
+  }
+
+  private heldHere(keys: readonly string[]): boolean {
+    for (const key of keys) if (this.#heldKeys.get(key)?.isHeld) return true;
+    return false;
   }
 
   private acquisitionError(
@@ -355,7 +380,7 @@ export class Redlock implements LockIssuer {
         `The lock on ${quote(lock.resources)} was lost: ${refused > this.#masters.length - this.quorum ? `${refused} of ${this.#masters.length} masters no longer hold it` : 'its validity ended before a quorum extended it'}.`,
       );
       lock.markLost(reason);
-      this.#held.delete(lock);
+      this.untrack(lock);
       throw reason;
     }
     throw new LockExtensionError(
@@ -368,7 +393,7 @@ export class Redlock implements LockIssuer {
   /** Used by `Lock.release()`. @internal */
   async releaseLock(lock: Lock): Promise<void> {
     if (!lock.markReleased()) return;
-    this.#held.delete(lock);
+    this.untrack(lock);
     await this.releaseKeys(lock.keys, lock.value, commandTimeoutFor(lock.ttl, this.options.commandTimeout), true).decided;
     for (const key of lock.keys) this.#wakeups.released(key, lock.value);
   }
@@ -403,6 +428,7 @@ export class Redlock implements LockIssuer {
     this.#closing.abort(this.closedError());
     const held = [...this.#held];
     this.#held.clear();
+    this.#heldKeys.clear();
     await Promise.all(
       held.map((lock) => {
         lock.markLost(new LockLostError(lock.resources, `The lock on ${quote(lock.resources)} was released because the application is shutting down.`));

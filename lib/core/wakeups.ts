@@ -28,14 +28,25 @@ export class Ticket {
 
   /**
    * Sleeps until a release of one of the keys reaches this waiter, `ms` pass (the fallback, should
-   * a message be lost), or a signal aborts (then rejects with its reason).
+   * a message be lost), or a signal aborts (then rejects with its reason). Resolves to true when a
+   * release woke it, false when the time ran out.
    */
-  wait(ms: number, ...signals: (AbortSignal | undefined)[]): Promise<void> {
+  async wait(ms: number, ...signals: (AbortSignal | undefined)[]): Promise<boolean> {
     if (this.#wokenEarly) {
       this.#wokenEarly = false;
-      return abortableSleep(0, signals);
+      await abortableSleep(0, signals);
+      return true;
     }
-    return abortableSleep(ms, signals, (wake) => (this.#resume = wake));
+    let woken = false;
+    await abortableSleep(ms, signals, (wake) => {
+      this.#resume = wake && (() => ((woken = true), wake()));
+    });
+    return woken;
+  }
+
+  /** True when this waiter is first in line for one of its keys. */
+  get isHead(): boolean {
+    return this.wakeups.isHead(this);
   }
 
   /** Wakes the waiter now, or at its next `wait()` if it is busy with an attempt. @internal */
@@ -74,6 +85,12 @@ export class Wakeups {
   /** True when some waiter of this process is queued for one of the keys (a newcomer queues behind it). */
   isQueued(keys: readonly string[]): boolean {
     for (const key of keys) if (this.#queues.get(key)?.tickets.length) return true;
+    return false;
+  }
+
+  /** True when `ticket` is first in the queue of one of its keys. @internal */
+  isHead(ticket: Ticket): boolean {
+    for (const key of ticket.keys) if (this.#queues.get(key)?.tickets[0] === ticket) return true;
     return false;
   }
 

@@ -15,7 +15,7 @@ export class LockAcquisitionError extends RedlockError {
   constructor(
     /** The resources asked for (without the key prefix). */
     readonly resources: readonly string[],
-    /** How many attempts were made. */
+    /** How many tries were made; a turn spent queued behind an earlier waiter of this process counts as one. */
     readonly attempts: number,
     /** Each master's answer to the last attempt, in `nodes` order. */
     readonly outcomes: readonly MasterOutcome[],

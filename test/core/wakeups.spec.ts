@@ -91,6 +91,25 @@ describe('wake-up on release (3 masters)', () => {
     expect(perCaller).toEqual(Array.from({ length: callers }, () => rounds));
   });
 
+  it('a waiter does not poll a lock held in its own process (the release wakes it), yet gets it at once', async () => {
+    const redlock = await set.redlock({ retryDelay: 10, retryJitter: 5, retryCount: 200 });
+    const resource = resourceName('no-poll');
+    const setCalls = async (): Promise<number> =>
+      Number(/cmdstat_set:calls=(\d+)/.exec(await set.clients[0].info('commandstats'))?.[1] ?? 0);
+    const held = await redlock.acquire(resource, 5_000);
+    const before = await setCalls();
+
+    const waiting = timed(redlock.acquire(resource, 5_000));
+    await sleep(500); // 50 retry delays: a polling waiter would send ~50 SETs to each master
+    const during = (await setCalls()) - before;
+    await held.release();
+    const { value: lock, error } = await waiting;
+
+    expect(error).toBeUndefined();
+    expect(during).toBeLessThanOrEqual(2); // its first attempt, and nothing more while it waited
+    await lock!.release();
+  });
+
   it('close() also closes the subscriber connections opened for wake-ups', async () => {
     const before = await connectedClients(set, 0);
     const holder = await set.redlock();
