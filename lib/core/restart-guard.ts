@@ -47,12 +47,13 @@ export class RestartGuard {
     this.masters[i].client.info('server').then(
       (info) => {
         const runId = /run_id:(\w+)/.exec(info)?.[1];
-        const uptimeMs = Number(/uptime_in_seconds:(\d+)/.exec(info)?.[1] ?? 0) * 1_000;
+        // Redis reports uptime as the difference of two wall-clock times each truncated to the second,
+        // so it can overstate the real uptime by almost a second: count one second less.
+        const uptimeMs = Math.max(0, Number(/uptime_in_seconds:(\d+)/.exec(info)?.[1] ?? 0) - 1) * 1_000;
         if (runId && this.#runIds[i] && runId !== this.#runIds[i]) this.restarts[i]++;
         this.#runIds[i] = runId;
         const ttl = this.largestTtl();
         const guard = ttl + driftOf(ttl, this.driftFactor);
-        // uptime_in_seconds is rounded down, so the wait below errs on the long side.
         this.#distrustedUntil[i] = uptimeMs >= guard ? 0 : asked + guard - uptimeMs;
       },
       () => {
