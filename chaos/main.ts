@@ -1,0 +1,305 @@
+/**
+ * `npm run chaos`: the fault-injection run. Starts 5 redis-server masters, one register server, a
+ * proxy per master, and for each phase several client processes; runs the nemesis; checks the
+ * history; writes chaos-report.md and chaos-timeline.svg; heals and stops everything.
+ *
+ *   npm run chaos                      # full run (~6 min), report in chaos/
+ *   npm run chaos -- --quick           # ~1.5 min, report in dist-chaos/
+ *   npm run chaos -- --phases kill-restart,client-pause --seconds 15
+ *
+ * Exits 1 when a check fails: an unexpected mutual-exclusion violation, a stale fenced write or a
+ * token inversion outside the documented assumptions, a lock key left after its release, a failed
+ * liveness probe, or a shared clock that is not shared.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redlock } from 'nestjs-quorum-lock';
+import { startRedisMasters, type RedisMasters } from '../tools/redis-masters.js';
+import { checkPhase, type PhaseCheck } from './checker.js';
+import { sharedNow } from './clock.js';
+import { Cluster, Inspector, type FaultKind } from './nemesis.js';
+import { runPhase, type PhaseResult, type PhaseSpec, type Settings } from './phase.js';
+import { ProcessClient, type PingPong } from './process-client.js';
+import { ProxyFarm } from './proxy.js';
+import { FencedRegister } from './register.js';
+import { phaseTitle, renderReport, renderTimeline, type ClockCheck } from './report.js';
+
+const HERE = dirname(fileURLToPath(import.meta.url)); // dist-chaos/chaos
+const ROOT = resolve(HERE, '..', '..');
+
+const USAGE = `npm run chaos -- [options]
+  --quick            short phases (8 s each), report written to dist-chaos/ (not chaos/)
+  --seconds N        seconds of faults per phase (default 24; quick 8)
+  --clients N        client processes per phase (default 4)
+  --phases a,b       only these fault types: none, kill-restart, kill-delayed, master-pause,
+                     client-pause, key-loss, proxy-delay, proxy-drop, proxy-cut
+  --out DIR          where to write chaos-report.md and chaos-timeline.svg
+  --help`;
+
+interface Args {
+  quick: boolean;
+  seconds: number;
+  clients: number;
+  phases: FaultKind[] | undefined;
+  out: string;
+}
+
+function parseArgs(argv: string[]): Args {
+  const args: Args = { quick: false, seconds: 0, clients: 4, phases: undefined, out: '' };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const value = () => {
+      const v = argv[++i];
+      if (v === undefined) throw new Error(`${a} needs a value\n${USAGE}`);
+      return v;
+    };
+    if (a === '--quick') args.quick = true;
+    else if (a === '--seconds') args.seconds = Number(value());
+    else if (a === '--clients') args.clients = Number(value());
+    else if (a === '--phases') args.phases = value().split(',').map((s) => s.trim()) as FaultKind[];
+    else if (a === '--out') args.out = value();
+    else if (a === '--help' || a === '-h') {
+      console.log(USAGE);
+      process.exit(0);
+    } else throw new Error(`unknown option ${a}\n${USAGE}`);
+  }
+  args.seconds ||= args.quick ? 8 : 24;
+  args.out ||= args.quick || args.phases ? join(ROOT, 'dist-chaos') : join(ROOT, 'chaos');
+  if (!(args.clients >= 2 && args.clients <= 8)) throw new Error('--clients must be 2..8');
+  return args;
+}
+
+const SETTINGS: Omit<Settings, 'registerUrl'> = {
+  ttl: 1_000,
+  commandTimeout: 200,
+  hotResources: 3,
+  coldResources: 300,
+  hotWorkers: 2,
+  coldWorkers: 3,
+  hotHoldMs: [150, 700],
+  hotLongHoldMs: [1_200, 2_500],
+  hotLongShare: 0.25,
+  coldHoldMs: [2, 12],
+  retryDelay: 60,
+  retryJitter: 30,
+  acquireTimeout: 2_500,
+};
+
+function phaseList(args: Args): PhaseSpec[] {
+  const all: [FaultKind, boolean][] = [
+    ['none', true],
+    ['kill-restart', false],
+    ['kill-restart', true],
+    ['kill-delayed', false],
+    ['kill-delayed', true],
+    ['master-pause', true],
+    ['client-pause', true],
+    ['key-loss', true],
+    ['proxy-delay', true],
+    ['proxy-drop', true],
+    ['proxy-cut', true],
+  ];
+  const chosen = args.phases ? all.filter(([f]) => args.phases!.includes(f)) : all;
+  const unknown = (args.phases ?? []).filter((p) => !all.some(([f]) => f === p));
+  if (unknown.length) throw new Error(`unknown fault type(s): ${unknown.join(', ')}\n${USAGE}`);
+  return chosen.map(([fault, guard], i) => ({
+    id: `p${String(i + 1).padStart(2, '0')}`,
+    fault,
+    guard,
+    fencing: true,
+    seconds: args.seconds,
+    title: fault,
+  }));
+}
+
+function clockCheck(pongs: PingPong[], offsetDrifts: number[]): ClockCheck {
+  const firstOffset = new Map<string, number>();
+  let sharedOutOfOrder = 0;
+  let originOutOfOrder = 0;
+  let originMaxSkewMs = 0;
+  let perfOffsetDriftMs = Math.max(0, ...offsetDrifts);
+  let maxRoundTripMs = 0;
+  const roundTrips: number[] = [];
+  const processes = new Set<string>();
+  for (const p of pongs) {
+    processes.add(p.client);
+    maxRoundTripMs = Math.max(maxRoundTripMs, p.after - p.before);
+    if (!(p.before <= p.child.shared && p.child.shared <= p.after)) sharedOutOfOrder++;
+    if (!(p.parentOriginBefore <= p.child.origin && p.child.origin <= p.parentOriginAfter)) originOutOfOrder++;
+    originMaxSkewMs = Math.max(originMaxSkewMs, Math.abs(p.child.origin - (p.parentOriginBefore + p.parentOriginAfter) / 2));
+    const first = firstOffset.get(p.client);
+    if (first === undefined) firstOffset.set(p.client, p.child.perfOffset);
+    else perfOffsetDriftMs = Math.max(perfOffsetDriftMs, Math.abs(p.child.perfOffset - first));
+    roundTrips.push(p.after - p.before);
+  }
+  roundTrips.sort((a, b) => a - b);
+  const medianRoundTripMs = roundTrips[Math.floor(roundTrips.length / 2)] ?? 0;
+  return { pings: pongs.length, processes: processes.size, sharedOutOfOrder, maxRoundTripMs, medianRoundTripMs, originOutOfOrder, originMaxSkewMs, perfOffsetDriftMs };
+}
+
+/**
+ * How long the library's restart guard (a Redlock with default options, TTL as the clients') keeps
+ * each restarted master's votes out: from the moment the restart began (the server cannot have
+ * started earlier) until `distrustedFor` falls back to 0.
+ */
+function observeGuard(probe: Redlock): (masters: readonly number[], since: number) => Promise<{ master: number; ms: number | null }[]> {
+  return async (masters, from) => {
+    const seen = new Set<number>();
+    const trusted = new Map<number, number>();
+    while (sharedNow() - from < 4_000 && trusted.size < masters.length) {
+      const distrust = probe.distrustedFor;
+      for (const m of masters) {
+        if (trusted.has(m)) continue;
+        if (distrust[m] > 0) seen.add(m);
+        else if (seen.has(m)) trusted.set(m, Math.round(sharedNow() - from));
+      }
+      await sleep(5);
+    }
+    return masters.map((m) => ({ master: m, ms: trusted.get(m) ?? (seen.has(m) ? 4_000 : null) }));
+  };
+}
+
+function version(cmd: string, args: string[], pattern: RegExp): string {
+  try {
+    return pattern.exec(execFileSync(cmd, args, { encoding: 'utf8' }))?.[1] ?? 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+async function main(): Promise<number> {
+  const args = parseArgs(process.argv.slice(2));
+  const startedAt = new Date();
+  const t0 = sharedNow();
+  const specs = phaseList(args);
+  console.log(`chaos: ${specs.length} phases × ${args.seconds} s of faults, ${args.clients} client processes each; report → ${args.out}`);
+
+  let masters: RedisMasters | undefined;
+  let registerServer: RedisMasters | undefined;
+  let farm: ProxyFarm | undefined;
+  let inspector: Inspector | undefined;
+  let register: FencedRegister | undefined;
+  let cluster: Cluster | undefined;
+  let guardProbe: Redlock | undefined;
+  let live: ProcessClient[] = [];
+  let interrupted = false;
+  const emergency = () => {
+    if (interrupted) return;
+    interrupted = true;
+    console.error('\nchaos: interrupted; healing and stopping everything');
+    for (const c of live) c.kill();
+    void (async () => {
+      await cluster?.healAll().catch(() => undefined);
+      await Promise.all([masters?.stop(), registerServer?.stop(), farm?.close()]);
+      process.exit(130);
+    })();
+  };
+  process.on('SIGINT', emergency);
+  process.on('SIGTERM', emergency);
+
+  const rows: { result: PhaseResult; check: PhaseCheck }[] = [];
+  const pongs: PingPong[] = [];
+  const offsetDrifts: number[] = [];
+  try {
+    [masters, registerServer] = await Promise.all([startRedisMasters(5), startRedisMasters(1)]);
+    farm = ProxyFarm.create(masters.masters.map((m) => m.port));
+    inspector = new Inspector(masters.urls);
+    await inspector.connect();
+    register = new FencedRegister(registerServer.urls[0]);
+    await register.connect();
+    await register.flush();
+    cluster = new Cluster(masters.masters, farm, inspector);
+    guardProbe = new Redlock({ nodes: masters.urls, ttl: SETTINGS.ttl });
+    await guardProbe.connect();
+    cluster.guardObserver = observeGuard(guardProbe);
+    const settings: Settings = { ...SETTINGS, registerUrl: registerServer.urls[0] };
+
+    for (const spec of specs) {
+      const phaseStart = sharedNow();
+      console.log(`${spec.id} ${spec.fault}${spec.fault.startsWith('kill') ? ` (restart guard ${spec.guard ? 'on' : 'off'})` : ''}`);
+      live = Array.from({ length: args.clients }, (_, i) => new ProcessClient(`c${i + 1}`));
+      await Promise.all(live.map((c) => c.spawn()));
+      for (const c of live) await c.ping(-1); // warm-up: the child may still be loading
+      const first = new Map<string, number>();
+      for (let n = 0; n < 25; n++) {
+        for (const c of live) {
+          const pong = { ...(await c.ping(n)), client: `${spec.id}/${c.id}` };
+          pongs.push(pong);
+          if (!first.has(c.id)) first.set(c.id, pong.child.perfOffset);
+        }
+      }
+      const clients = live;
+      const result = await runPhase(cluster, spec, live, settings, register, (line) => console.log(line));
+      live = [];
+      for (const c of clients) {
+        if (c.lastReading) offsetDrifts.push(Math.abs(c.lastReading.perfOffset - first.get(c.id)!));
+      }
+      const check = checkPhase(result);
+      rows.push({ result, check });
+      console.log(
+        `  ${check.cycles.total} cycles, ME violations ${check.unexpectedViolations} unexpected / ${check.violations.length - check.unexpectedViolations} beyond, ` +
+          `token inversions ${check.fencing.inversions.length}, stale fenced accepted ${check.fencing.staleAcceptedFenced.length} (unfenced ${check.fencing.staleAcceptedUnfenced}), ` +
+          `delivery ${check.delivery.onTime}/${check.delivery.cases}, keys left ${check.keys.afterTtl}, ${((sharedNow() - phaseStart) / 1000).toFixed(0)} s`,
+      );
+      if (interrupted) return 130;
+    }
+  } finally {
+    for (const c of live) c.kill();
+    await cluster?.healAll().catch(() => undefined);
+    await guardProbe?.close();
+    register?.close();
+    inspector?.close();
+    await farm?.close();
+    await Promise.all([masters?.stop(), registerServer?.stop()]);
+  }
+
+  const durationMs = sharedNow() - t0;
+  const clock = clockCheck(pongs, offsetDrifts);
+  mkdirSync(args.out, { recursive: true });
+  const svgName = 'chaos-timeline.svg';
+  const info = {
+    startedAt,
+    durationMs,
+    quick: args.quick,
+    clients: args.clients,
+    masters: 5,
+    settings: { ...SETTINGS, registerUrl: '' },
+    node: process.versions.node,
+    redis: version('redis-server', ['--version'], /v=([\d.]+)/),
+    cpus: cpus().length,
+    command: `npm run chaos${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,
+  };
+  writeFileSync(join(args.out, 'chaos-report.md'), renderReport(rows, clock, info, svgName));
+  writeFileSync(join(args.out, svgName), renderTimeline(rows, info.settings, args.clients));
+  mkdirSync(join(ROOT, 'dist-chaos'), { recursive: true });
+  writeFileSync(
+    join(ROOT, 'dist-chaos', 'chaos-history.json'),
+    JSON.stringify(rows.map(({ result, check }) => ({ ...result, registerLogs: Object.fromEntries(result.registerLogs), check }))),
+  );
+
+  const problems: string[] = [];
+  if (clock.sharedOutOfOrder) problems.push(`the shared clock was out of order in ${clock.sharedOutOfOrder} pings`);
+  for (const { result: r, check: c } of rows) {
+    const name = `${r.spec.id} ${phaseTitle(r)}`;
+    if (c.unexpectedViolations) problems.push(`${name}: ${c.unexpectedViolations} unexpected mutual-exclusion violations`);
+    if (c.fencing.unexpectedStaleFenced) problems.push(`${name}: ${c.fencing.unexpectedStaleFenced} stale fenced writes accepted`);
+    if (c.fencing.unexpectedInversions) problems.push(`${name}: ${c.fencing.unexpectedInversions} fencing-token inversions`);
+    if (c.keys.afterTtl) problems.push(`${name}: ${c.keys.afterTtl} lock keys outlived their release`);
+    if (c.liveness.failed.length) problems.push(`${name}: ${c.liveness.failed.length} liveness probes failed`);
+  }
+  console.log(`\nchaos: ${rows.reduce((a, r) => a + r.check.cycles.total, 0)} cycles in ${(durationMs / 1000).toFixed(0)} s; report: ${join(args.out, 'chaos-report.md')}`);
+  for (const p of problems) console.log(`  FAIL ${p}`);
+  return problems.length ? 1 : 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(2);
+  },
+);

@@ -1,0 +1,502 @@
+/**
+ * The nemesis: what it can break (masters, proxies, client processes, keys), and one schedule of
+ * rounds per fault type. Every fault is bounded in time and healed at the end of its round.
+ */
+import { Redis } from 'ioredis';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { RedisMaster } from '../tools/redis-masters.js';
+import { sharedNow } from './clock.js';
+import type { Fault, ProxyFarm } from './proxy.js';
+import type { ClientPause, FaultBand, ProbeRecord, SectionRecord, FailureRecord } from './types.js';
+import type { WorkloadConfig } from './workload.js';
+
+/** Where a client's records go. */
+export interface RecordSink {
+  section(record: SectionRecord): void;
+  failure(record: FailureRecord): void;
+}
+
+/** A lock user: an OS process (`npm run chaos`) or an in-process Nest context (Jest). */
+export interface ClientHandle {
+  readonly id: string;
+  start(config: WorkloadConfig, sink: RecordSink): Promise<void>;
+  /** Stops the workers and closes the application; resolves to the number of sections run. */
+  stop(): Promise<number>;
+  probe(round: number, budgetMs: number): Promise<ProbeRecord>;
+  /** OS-process clients: SIGSTOP / SIGCONT. */
+  stopProcess?(): void;
+  continueProcess?(): void;
+  /** OS-process clients: SIGSTOP for `ms` when a hot section is between its signal check and its write. */
+  pauseAtNextCommit?(ms: number, waitMs: number): Promise<{ start: number; end: number } | undefined>;
+}
+
+/** Direct connections to the masters (not through the proxies), for the nemesis and the final scans. */
+export class Inspector {
+  readonly clients: Redis[];
+
+  constructor(urls: readonly string[]) {
+    this.clients = urls.map((url) => {
+      const redis = new Redis(url, {
+        lazyConnect: true,
+        enableOfflineQueue: false,
+        maxRetriesPerRequest: 0,
+        commandTimeout: 400,
+        connectTimeout: 400,
+        disconnectTimeout: 50,
+        retryStrategy: () => 50,
+      });
+      redis.on('error', () => undefined);
+      return redis;
+    });
+  }
+
+  async connect(): Promise<void> {
+    await Promise.all(this.clients.map((c) => c.connect().catch(() => undefined)));
+  }
+
+  /** `{value, pttl}` of `key` on every master; undefined where the master did not answer. */
+  async read(key: string): Promise<({ value: string | null; pttl: number } | undefined)[]> {
+    return Promise.all(
+      this.clients.map(async (c) => {
+        try {
+          const [[, value], [, pttl]] = (await c.multi().get(key).pttl(key).exec()) as [[null, string | null], [null, number]];
+          return { value, pttl };
+        } catch {
+          return undefined;
+        }
+      }),
+    );
+  }
+
+  async del(master: number, keys: readonly string[]): Promise<number> {
+    if (keys.length === 0) return 0;
+    try {
+      return await this.clients[master].del(...keys);
+    } catch {
+      return 0;
+    }
+  }
+
+  /** Keys matching `pattern` on master `i`, with value and PTTL; undefined if it did not answer. */
+  async scan(i: number, pattern: string): Promise<{ key: string; value: string | null; pttl: number }[] | undefined> {
+    const c = this.clients[i];
+    try {
+      const keys: string[] = [];
+      let cursor = '0';
+      do {
+        const [next, batch] = await c.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+        cursor = next;
+        keys.push(...batch);
+      } while (cursor !== '0');
+      return await Promise.all(keys.map(async (key) => ({ key, value: await c.get(key), pttl: await c.pttl(key) })));
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** `uptime_in_seconds` of master `i`, undefined if it did not answer. */
+  async uptime(i: number): Promise<number | undefined> {
+    try {
+      return Number(/uptime_in_seconds:(\d+)/.exec(await this.clients[i].info('server'))?.[1]);
+    } catch {
+      return undefined;
+    }
+  }
+
+  close(): void {
+    for (const c of this.clients) c.disconnect();
+  }
+}
+
+/** The masters, their proxies and the inspector. */
+export class Cluster {
+  /**
+   * Optional: watches the library's restart guard on restarted masters (see FaultBand.guardTrustedAfter).
+   * Set by main.ts with a Redlock from the built package; unset under Jest.
+   */
+  guardObserver: ((masters: readonly number[], since: number) => Promise<{ master: number; ms: number | null }[]>) | undefined;
+
+  constructor(
+    readonly masters: readonly RedisMaster[],
+    readonly farm: ProxyFarm,
+    readonly inspector: Inspector,
+  ) {}
+
+  get size(): number {
+    return this.masters.length;
+  }
+
+  /** Resolves to the instant the restart began (the new servers started after it). */
+  async killAndRestart(indices: readonly number[], downMs: number): Promise<number> {
+    await Promise.all(indices.map((i) => this.masters[i].kill()));
+    if (downMs > 0) await sleep(downMs);
+    const restartAt = sharedNow();
+    await Promise.all(indices.map((i) => this.masters[i].restart()));
+    return restartAt;
+  }
+
+  /**
+   * Watches restarted masters for 300 ms: those whose INFO already says `uptime_in_seconds` ≥ 1.
+   * (A restart guard that trusts that figure lets them vote too early.)
+   */
+  async watchUptime(indices: readonly number[]): Promise<{ master: number; afterMs: number }[]> {
+    const from = sharedNow();
+    const early = new Map<number, number>();
+    while (sharedNow() - from < 300) {
+      await Promise.all(
+        indices.map(async (i) => {
+          if (early.has(i)) return;
+          const up = await this.inspector.uptime(i);
+          if (up !== undefined && up >= 1) early.set(i, sharedNow() - from);
+        }),
+      );
+      await sleep(20);
+    }
+    return [...early].map(([master, afterMs]) => ({ master, afterMs: Math.round(afterMs) }));
+  }
+
+  pause(indices: readonly number[]): void {
+    for (const i of indices) this.masters[i].pause();
+  }
+
+  resume(indices: readonly number[]): void {
+    for (const i of indices) {
+      try {
+        this.masters[i].resume();
+      } catch {
+        // not running
+      }
+    }
+  }
+
+  /** Heals everything the nemesis can break on the masters' side: proxies, paused and dead masters. */
+  async healAll(): Promise<void> {
+    this.farm.healAll();
+    this.resume(this.masters.map((_, i) => i));
+    await Promise.all(this.masters.map((m) => (m.pid === undefined ? m.restart() : undefined)));
+  }
+
+  /** Waits until every master has been up for `seconds` (the restart guard's window, rounded up). */
+  async waitUptime(seconds: number, timeoutMs = 10_000): Promise<boolean> {
+    const deadline = sharedNow() + timeoutMs;
+    while (sharedNow() < deadline) {
+      const ups = await Promise.all(this.masters.map((_, i) => this.inspector.uptime(i)));
+      if (ups.every((u) => u !== undefined && u >= seconds)) return true;
+      await sleep(100);
+    }
+    return false;
+  }
+}
+
+/** What a schedule gets. */
+export interface NemesisContext {
+  readonly phase: string;
+  readonly round: number;
+  /** Which variant of the fault this round injects (schedules cycle through theirs). */
+  readonly variant: number;
+  readonly cluster: Cluster;
+  readonly clients: readonly ClientHandle[];
+  readonly ttl: number;
+  /** Whether the clients run with the restart guard. */
+  readonly guard: boolean;
+  /** The Redis keys of the hot resources. */
+  readonly hotKeys: readonly string[];
+  /** Client pauses are appended here. */
+  readonly pauses: ClientPause[];
+}
+
+export type FaultKind =
+  | 'none'
+  | 'kill-restart'
+  | 'kill-delayed'
+  | 'master-pause'
+  | 'client-pause'
+  | 'key-loss'
+  | 'proxy-delay'
+  | 'proxy-drop'
+  | 'proxy-cut';
+
+const pick = <T>(items: readonly T[]): T => items[Math.floor(Math.random() * items.length)];
+const shuffled = <T>(items: readonly T[]): T[] => [...items].sort(() => Math.random() - 0.5);
+const range = (n: number) => Array.from({ length: n }, (_, i) => i);
+const names = (masters: readonly number[]) => masters.map((m) => `m${m + 1}`).join(' ');
+
+function openBand(ctx: NemesisContext, kind: FaultKind, variant: string, label: string, masters: number[], clients: string[], beyond?: string) {
+  const band: FaultBand = { phase: ctx.phase, round: ctx.round, kind, variant, label, start: sharedNow(), end: 0, masters, clients, healedAt: 0, beyond, restarted: [] };
+  return {
+    band,
+    /** The fault itself is over (e.g. the master is running again). */
+    ended(): void {
+      band.end ||= sharedNow();
+    },
+    /** Everything is healed; probes are timed from here. */
+    healed(): FaultBand {
+      band.end ||= sharedNow();
+      band.healedAt = sharedNow();
+      return band;
+    },
+  };
+}
+
+/** In the background: records which restarted masters report an uptime of 1 s too early. */
+function watchUptime(ctx: NemesisContext, band: FaultBand, masters: readonly number[], restartAt: number): void {
+  void ctx.cluster.watchUptime(masters).then((early) => (band.earlyUptime = early));
+  void ctx.cluster.guardObserver?.(masters, restartAt).then((trusted) => (band.guardTrustedAfter = trusted));
+}
+
+/** A hot lock held on at least `min` masters with a fresh TTL: the masters holding it. */
+async function freshHolder(ctx: NemesisContext, minMasters: number, minPttl: number, waitMs: number, only?: (holders: number[], reads: ({ value: string | null; pttl: number } | undefined)[]) => boolean): Promise<{ key: string; holders: number[] } | undefined> {
+  const deadline = sharedNow() + waitMs;
+  while (sharedNow() < deadline) {
+    for (const key of shuffled(ctx.hotKeys)) {
+      const reads = await ctx.cluster.inspector.read(key);
+      const byValue = new Map<string, number[]>();
+      reads.forEach((r, i) => {
+        if (r?.value && r.pttl >= minPttl) byValue.set(r.value, [...(byValue.get(r.value) ?? []), i]);
+      });
+      for (const holders of byValue.values()) {
+        if (holders.length >= minMasters && (!only || only(holders, reads))) return { key, holders };
+      }
+    }
+    await sleep(15);
+  }
+  return undefined;
+}
+
+/**
+ * Cuts client `victim` off from two masters, then waits for one of its hot locks to be held on
+ * exactly its three reachable masters (a bare quorum): Kleppmann's set-up for a single master's
+ * amnesia (a restart or a clock jump) to matter.
+ */
+async function bareQuorumHolder(ctx: NemesisContext, victim: ClientHandle, cutOff: number[], waitMs: number) {
+  ctx.cluster.farm.set([victim.id], cutOff, { kind: 'cut' });
+  await sleep(ctx.ttl * 1.1); // the victim's older locks lapse on the cut masters
+  const reachable = range(ctx.cluster.size).filter((m) => !cutOff.includes(m));
+  return freshHolder(ctx, 3, ctx.ttl * 0.75, waitMs, (holders, reads) =>
+    holders.length === reachable.length && holders.every((h) => reachable.includes(h)) && cutOff.every((m) => reads[m] !== undefined && reads[m]!.value === null),
+  );
+}
+
+/** One round of each fault type. Rounds vary the fault (minority, majority, bare quorum, …). */
+export const schedules: Record<FaultKind, (ctx: NemesisContext) => Promise<FaultBand | undefined>> = {
+  async none(ctx) {
+    await sleep(ctx.ttl * 2);
+    return undefined;
+  },
+
+  /** kill -9 and restart at once, without persistence. */
+  async 'kill-restart'(ctx) {
+    const variant = ctx.variant % 3;
+    if (variant === 0) {
+      // A majority crashes at once, timed to hit a holder that has just taken or renewed its lock.
+      const found = await freshHolder(ctx, 3, ctx.ttl * 0.85, 3_000);
+      const victims = found ? shuffled(found.holders).slice(0, 3).sort() : [0, 1, 2];
+      const b = openBand(ctx, 'kill-restart', 'majority', `majority: ${names(victims)} restarted empty`, victims, [],
+        ctx.guard ? undefined : 'plain Redlock: a majority of masters forgot the lock at once and vote again at once');
+      b.band.restarted = victims;
+      b.band.killedAt = sharedNow();
+      const restartAt = await ctx.cluster.killAndRestart(victims, 0);
+      b.ended();
+      watchUptime(ctx, b.band, victims, restartAt);
+      return b.healed();
+    }
+    if (variant === 1) {
+      // One master restarts empty while a client holds a bare quorum that includes it.
+      const victim = pick(ctx.clients);
+      const cutOff = shuffled(range(ctx.cluster.size)).slice(0, 2).sort();
+      const b = openBand(ctx, 'kill-restart', 'bare quorum', `bare quorum: ${victim.id} cut from ${names(cutOff)}, one of its masters restarted empty`, cutOff, [victim.id],
+        ctx.guard ? undefined : 'plain Redlock: the holder had a bare quorum and one of its masters forgot the lock and votes again at once');
+      const found = await bareQuorumHolder(ctx, victim, cutOff, 2_500);
+      const target = found ? [pick(found.holders)] : [pick(range(ctx.cluster.size).filter((m) => !cutOff.includes(m)))];
+      b.band.masters = [...cutOff, ...target];
+      b.band.restarted = target;
+      b.band.label += ` (${names(target)}${found ? '' : ', no bare-quorum holder seen'})`;
+      b.band.killedAt = sharedNow();
+      const restartAt = await ctx.cluster.killAndRestart(target, 0);
+      watchUptime(ctx, b.band, target, restartAt);
+      await sleep(ctx.ttl * 1.2);
+      ctx.cluster.farm.set([victim.id], cutOff, undefined);
+      b.ended();
+      return b.healed();
+    }
+    // A single master restarts empty, one that holds a fresh hot lock. A holder usually keeps 4 of 5,
+    // unless it won with a bare quorum (split votes under contention leave it 3).
+    const found = await freshHolder(ctx, 3, ctx.ttl * 0.85, 2_000);
+    const victims = [found ? pick(found.holders) : pick(range(ctx.cluster.size))];
+    const held = found ? ` (that lock was on ${found.holders.length} of ${ctx.cluster.size})` : '';
+    const b = openBand(ctx, 'kill-restart', 'single', `single: ${names(victims)} restarted empty${held}`, victims, [],
+      ctx.guard ? undefined : 'plain Redlock: a master forgot the lock and votes again at once (harmless only while every holder has more than a bare quorum)');
+    b.band.restarted = victims;
+    b.band.heldOn = found?.holders.length;
+    b.band.killedAt = sharedNow();
+    const restartAt = await ctx.cluster.killAndRestart(victims, 0);
+    b.ended();
+    watchUptime(ctx, b.band, victims, restartAt);
+    return b.healed();
+  },
+
+  /** kill -9, stay down longer than the largest TTL, restart empty. */
+  async 'kill-delayed'(ctx) {
+    const k = [1, 3, 2][ctx.variant % 3];
+    const victims = shuffled(range(ctx.cluster.size)).slice(0, k).sort();
+    const b = openBand(ctx, 'kill-delayed', `${k} down`, `${k} down ${Math.round(ctx.ttl * 1.5)} ms: ${names(victims)}`, victims, []);
+    b.band.restarted = victims;
+    b.band.killedAt = sharedNow();
+    const restartAt = await ctx.cluster.killAndRestart(victims, ctx.ttl * 1.5);
+    b.ended();
+    watchUptime(ctx, b.band, victims, restartAt);
+    return b.healed();
+  },
+
+  /** SIGSTOP masters past the TTL, then SIGCONT. */
+  async 'master-pause'(ctx) {
+    const k = [1, 2, 3][ctx.variant % 3];
+    const victims = shuffled(range(ctx.cluster.size)).slice(0, k).sort();
+    const ms = Math.round(ctx.ttl * (1.2 + Math.random() * 0.8));
+    const b = openBand(ctx, 'master-pause', `${k} paused`, `${k} paused ${ms} ms: ${names(victims)}`, victims, []);
+    ctx.cluster.pause(victims);
+    try {
+      await sleep(ms);
+    } finally {
+      ctx.cluster.resume(victims);
+    }
+    b.ended();
+    return b.healed();
+  },
+
+  /** SIGSTOP a client process past its validity: at a random instant, or between a check and a write. */
+  async 'client-pause'(ctx) {
+    const victim = pick(ctx.clients.filter((c) => c.stopProcess));
+    if (!victim) {
+      await sleep(ctx.ttl);
+      return undefined;
+    }
+    const ms = Math.round(ctx.ttl * (1.5 + Math.random()));
+    if (ctx.variant % 2 === 0 && victim.pauseAtNextCommit) {
+      const b = openBand(ctx, 'client-pause', 'between check and write', `${victim.id} stopped ${ms} ms between its check and its write`, [], [victim.id]);
+      const pause = await victim.pauseAtNextCommit(ms, 3_000);
+      if (pause) {
+        b.band.start = pause.start;
+        ctx.pauses.push({ phase: ctx.phase, client: victim.id, start: pause.start, end: pause.end, targeted: true });
+        b.ended();
+        return b.healed();
+      }
+      b.band.label += ' (no commit seen; stopped at random)';
+    }
+    const b = openBand(ctx, 'client-pause', 'random instant', `${victim.id} stopped ${ms} ms at a random instant`, [], [victim.id]);
+    const start = sharedNow();
+    victim.stopProcess!();
+    try {
+      await sleep(ms);
+    } finally {
+      victim.continueProcess!();
+    }
+    ctx.pauses.push({ phase: ctx.phase, client: victim.id, start, end: sharedNow(), targeted: false });
+    b.ended();
+    return b.healed();
+  },
+
+  /** DEL a held lock key on one master: stands in for that master's clock jumping forward. */
+  async 'key-loss'(ctx) {
+    if (ctx.variant % 2 === 0) {
+      const found = await freshHolder(ctx, 3, ctx.ttl * 0.6, 2_000);
+      const master = found ? pick(found.holders) : pick(range(ctx.cluster.size));
+      const held = found ? ` (a fresh lock there was on ${found.holders.length} of ${ctx.cluster.size})` : '';
+      const b = openBand(ctx, 'key-loss', 'minority', `minority: hot lock keys deleted on ${names([master])}${held}`, [master], [],
+        'a clock jump on one master: Redlock assumes none; a holder left with a bare quorum (split votes under contention) loses exclusivity');
+      b.band.heldOn = found?.holders.length;
+      await ctx.cluster.inspector.del(master, ctx.hotKeys);
+      await sleep(ctx.ttl);
+      b.ended();
+      return b.healed();
+    }
+    const victim = pick(ctx.clients);
+    const cutOff = shuffled(range(ctx.cluster.size)).slice(0, 2).sort();
+    const b = openBand(ctx, 'key-loss', 'bare quorum', `bare quorum: ${victim.id} cut from ${names(cutOff)}, its key deleted on one master`, cutOff, [victim.id],
+      'a clock jump on one master of a bare quorum: no Redlock client can see it (fencing is the only protection)');
+    const found = await bareQuorumHolder(ctx, victim, cutOff, 2_500);
+    const master = found ? pick(found.holders) : pick(range(ctx.cluster.size).filter((m) => !cutOff.includes(m)));
+    b.band.masters = [...cutOff, master];
+    b.band.label += ` (${names([master])}${found ? '' : ', no bare-quorum holder seen'})`;
+    if (found) await ctx.cluster.inspector.del(master, [found.key]);
+    await sleep(ctx.ttl * 1.2);
+    ctx.cluster.farm.set([victim.id], cutOff, undefined);
+    b.ended();
+    return b.healed();
+  },
+
+  async 'proxy-delay'(ctx) {
+    const variant = ctx.variant % 3;
+    const ids = ctx.clients.map((c) => c.id);
+    const plan: { clients: string[]; masters: number[]; fault: Fault; label: string }[] = [];
+    if (variant === 0) {
+      const c = pick(ids);
+      const ms = shuffled(range(ctx.cluster.size)).slice(0, 2).sort();
+      plan.push({ clients: [c], masters: ms, fault: { kind: 'delay', ms: 80 }, label: `${c}↔${names(ms)} +80 ms each way` });
+    } else if (variant === 1) {
+      for (const c of shuffled(ids).slice(0, 2)) {
+        const ms = shuffled(range(ctx.cluster.size)).slice(0, 2).sort();
+        plan.push({ clients: [c], masters: ms, fault: { kind: 'delay', ms: 400 }, label: `${c}↔${names(ms)} +400 ms (beyond commandTimeout)` });
+      }
+    } else {
+      plan.push({ clients: ids, masters: range(ctx.cluster.size), fault: { kind: 'delay', ms: 40 }, label: 'everyone↔all masters +40 ms each way' });
+    }
+    const b = openBand(ctx, 'proxy-delay', ['2 links +80 ms', '4 links +400 ms', 'all links +40 ms'][variant], plan.map((p) => p.label).join('; '), [...new Set(plan.flatMap((p) => p.masters))], [...new Set(plan.flatMap((p) => p.clients))]);
+    for (const p of plan) ctx.cluster.farm.set(p.clients, p.masters, p.fault);
+    await sleep(ctx.ttl * 3);
+    for (const p of plan) ctx.cluster.farm.set(p.clients, p.masters, undefined);
+    b.ended();
+    return b.healed();
+  },
+
+  async 'proxy-drop'(ctx) {
+    const variant = ctx.variant % 3;
+    const ids = shuffled(ctx.clients.map((c) => c.id));
+    const plan: { clients: string[]; masters: number[]; fault: Fault; label: string }[] = [];
+    if (variant === 0) {
+      // Asymmetric partition: two clients each see a different majority (they share one master).
+      plan.push({ clients: [ids[0]], masters: [3, 4], fault: { kind: 'drop', direction: 'both' }, label: `${ids[0]} sees m1 m2 m3 only` });
+      plan.push({ clients: [ids[1]], masters: [0, 1], fault: { kind: 'drop', direction: 'both' }, label: `${ids[1]} sees m3 m4 m5 only` });
+    } else if (variant === 1) {
+      const ms = shuffled(range(ctx.cluster.size)).slice(0, 3).sort();
+      plan.push({ clients: [ids[0]], masters: ms, fault: { kind: 'drop', direction: 'both' }, label: `${ids[0]} black-holed from a majority (${names(ms)})` });
+    } else {
+      const ms = shuffled(range(ctx.cluster.size)).slice(0, 2).sort();
+      plan.push({ clients: [ids[0], ids[1]], masters: ms, fault: { kind: 'drop', direction: 'replies' }, label: `${ids[0]} ${ids[1]}: replies from ${names(ms)} lost (commands still run)` });
+    }
+    const b = openBand(ctx, 'proxy-drop', ['asymmetric partition', 'black hole from a majority', 'replies lost'][variant], plan.map((p) => p.label).join('; '), [...new Set(plan.flatMap((p) => p.masters))], [...new Set(plan.flatMap((p) => p.clients))]);
+    for (const p of plan) ctx.cluster.farm.set(p.clients, p.masters, p.fault);
+    await sleep(ctx.ttl * 3);
+    for (const p of plan) ctx.cluster.farm.set(p.clients, p.masters, undefined);
+    b.ended();
+    return b.healed();
+  },
+
+  async 'proxy-cut'(ctx) {
+    const variant = ctx.variant % 3;
+    const ids = shuffled(ctx.clients.map((c) => c.id));
+    const plan: { clients: string[]; masters: number[]; label: string }[] = [];
+    if (variant === 0) {
+      const ms = shuffled(range(ctx.cluster.size)).slice(0, 3).sort();
+      plan.push({ clients: [ids[0]], masters: ms, label: `${ids[0]} cut from a majority (${names(ms)})` });
+    } else if (variant === 1) {
+      plan.push({ clients: [ids[0]], masters: [0, 1], label: `${ids[0]} cut from m1 m2` });
+      plan.push({ clients: [ids[1]], masters: [3, 4], label: `${ids[1]} cut from m4 m5` });
+    } else {
+      const m = pick(range(ctx.cluster.size));
+      plan.push({ clients: ids, masters: [m], label: `everyone cut from ${names([m])}` });
+    }
+    const b = openBand(ctx, 'proxy-cut', ['cut from a majority', 'cut from minorities', 'everyone cut from one'][variant], plan.map((p) => p.label).join('; '), [...new Set(plan.flatMap((p) => p.masters))], [...new Set(plan.flatMap((p) => p.clients))]);
+    for (const p of plan) ctx.cluster.farm.set(p.clients, p.masters, { kind: 'cut' });
+    await sleep(ctx.ttl * 3);
+    for (const p of plan) ctx.cluster.farm.set(p.clients, p.masters, undefined);
+    b.ended();
+    return b.healed();
+  },
+};
+
+/** How long after a round the run stays quiet before the next one (ms), so that its effects are seen. */
+export function quietAfter(kind: FaultKind, ttl: number, guard: boolean): number {
+  if ((kind === 'kill-restart' || kind === 'kill-delayed') && guard) return 2_000 + ttl; // the guard's window (uptime is counted in whole seconds)
+  return Math.round(ttl * 1.5);
+}

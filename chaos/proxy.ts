@@ -1,0 +1,248 @@
+/**
+ * A small TCP proxy in front of one Redis master, with one listening port per client, so that a
+ * fault can hit chosen clients only (asymmetric partitions: client 1 sees masters 1-3, client 2 sees
+ * 3-5). Node built-ins only. Faults:
+ *
+ * - `delay`: every chunk waits `ms` more in each direction (a round trip gains 2 × ms); order kept.
+ * - `drop`: a black hole. Bytes are discarded (both ways, or only the replies) and the connection
+ *   stays open, so commands hang until the client's own timeout. A TCP stream cannot lose bytes in
+ *   the middle and carry on, so when the fault ends every connection that lost bytes is reset.
+ * - `cut`: open connections are reset at once and new ones are reset on arrival.
+ */
+import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+
+export type Fault =
+  | { readonly kind: 'delay'; readonly ms: number }
+  | { readonly kind: 'drop'; readonly direction: 'both' | 'replies' }
+  | { readonly kind: 'cut' };
+
+export function describeFault(f: Fault): string {
+  return f.kind === 'delay' ? `delay ${f.ms} ms each way` : f.kind === 'drop' ? (f.direction === 'both' ? 'black hole' : 'replies dropped') : 'cut';
+}
+
+const HOST = '127.0.0.1';
+
+/** Chunks for one direction of one connection, released in order when due. */
+class Lane {
+  private readonly queue: { due: number; chunk: Buffer }[] = [];
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly dest: Socket) {}
+
+  push(chunk: Buffer, delayMs: number): void {
+    if (delayMs <= 0 && this.queue.length === 0) {
+      if (!this.dest.destroyed) this.dest.write(chunk);
+      return;
+    }
+    const now = performance.now();
+    const last = this.queue.length ? this.queue[this.queue.length - 1].due : 0;
+    this.queue.push({ due: Math.max(now + delayMs, last), chunk });
+    this.arm();
+  }
+
+  private arm(): void {
+    if (this.timer || this.queue.length === 0) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      const now = performance.now();
+      while (this.queue.length && this.queue[0].due <= now + 0.5) {
+        const { chunk } = this.queue.shift()!;
+        if (!this.dest.destroyed) this.dest.write(chunk);
+      }
+      this.arm();
+    }, Math.max(0, this.queue[0].due - performance.now()));
+  }
+
+  clear(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.queue.length = 0;
+  }
+}
+
+interface Pipe {
+  readonly client: Socket;
+  readonly upstream: Socket;
+  readonly up: Lane;
+  readonly down: Lane;
+  /** Bytes were discarded: the stream is broken and is reset when the fault ends. */
+  tainted: boolean;
+}
+
+interface Route {
+  readonly clientId: string;
+  readonly server: Server;
+  readonly port: number;
+  fault: Fault | undefined;
+  readonly pipes: Set<Pipe>;
+}
+
+/** Counters, for the report. */
+export interface ProxyStats {
+  connections: number;
+  resets: number;
+  droppedChunks: number;
+  delayedChunks: number;
+}
+
+function reset(socket: Socket): void {
+  if (socket.destroyed) return;
+  try {
+    socket.resetAndDestroy(); // RST, like a real partition's connection reset
+  } catch {
+    socket.destroy();
+  }
+}
+
+/** The proxy of one master. `route(clientId)` gives the port that client must use. */
+export class MasterProxy {
+  private readonly routes = new Map<string, Route>();
+  private closed = false;
+  readonly stats: ProxyStats = { connections: 0, resets: 0, droppedChunks: 0, delayedChunks: 0 };
+
+  constructor(
+    /** The master's index (0-based), for labels. */
+    readonly index: number,
+    /** The master's port on 127.0.0.1. */
+    readonly targetPort: number,
+  ) {}
+
+  /** The port for `clientId`, listening from now on (created on first use). */
+  async route(clientId: string): Promise<number> {
+    const existing = this.routes.get(clientId);
+    if (existing) return existing.port;
+    const server = createServer({ noDelay: true }, (socket) => this.accept(route, socket));
+    server.on('error', () => undefined);
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, HOST, () => resolve());
+    });
+    const route: Route = { clientId, server, port: (server.address() as AddressInfo).port, fault: undefined, pipes: new Set() };
+    this.routes.set(clientId, route);
+    return route.port;
+  }
+
+  /** `redis://127.0.0.1:<port>` for `clientId`; `route()` must have been awaited before. */
+  url(clientId: string): string {
+    const route = this.routes.get(clientId);
+    if (!route) throw new Error(`proxy ${this.index}: no route for ${clientId}`);
+    return `redis://${HOST}:${route.port}`;
+  }
+
+  /** Sets (or, with `undefined`, heals) the fault between `clientId` and this master. */
+  setFault(clientId: string, fault: Fault | undefined): void {
+    const route = this.routes.get(clientId);
+    if (!route) return;
+    const before = route.fault;
+    route.fault = fault;
+    if (fault?.kind === 'cut') {
+      for (const pipe of route.pipes) this.resetPipe(pipe);
+    } else if (before?.kind === 'drop' && fault?.kind !== 'drop') {
+      for (const pipe of route.pipes) if (pipe.tainted) this.resetPipe(pipe);
+    }
+  }
+
+  /** Heals every route. */
+  healAll(): void {
+    for (const id of this.routes.keys()) this.setFault(id, undefined);
+  }
+
+  faultOf(clientId: string): Fault | undefined {
+    return this.routes.get(clientId)?.fault;
+  }
+
+  /** Closes the listeners and every connection. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all(
+      [...this.routes.values()].map((route) => {
+        for (const pipe of route.pipes) this.resetPipe(pipe);
+        return new Promise<void>((resolve) => route.server.close(() => resolve()));
+      }),
+    );
+    this.routes.clear();
+  }
+
+  private resetPipe(pipe: Pipe): void {
+    pipe.up.clear();
+    pipe.down.clear();
+    this.stats.resets++;
+    reset(pipe.client);
+    reset(pipe.upstream);
+  }
+
+  private accept(route: Route, client: Socket): void {
+    if (this.closed || route.fault?.kind === 'cut') {
+      this.stats.resets++;
+      client.on('error', () => undefined);
+      reset(client);
+      return;
+    }
+    this.stats.connections++;
+    client.pause(); // until the master answers the connect
+    const upstream = connect({ host: HOST, port: this.targetPort, noDelay: true });
+    const pipe: Pipe = { client, upstream, up: new Lane(upstream), down: new Lane(client), tainted: false };
+    route.pipes.add(pipe);
+    const end = () => {
+      route.pipes.delete(pipe);
+      pipe.up.clear();
+      pipe.down.clear();
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('error', end);
+    upstream.on('error', end);
+    client.on('close', end);
+    upstream.on('close', end);
+    upstream.on('connect', () => client.resume());
+    client.on('data', (chunk: Buffer) => this.forward(route, pipe, chunk, 'up'));
+    upstream.on('data', (chunk: Buffer) => this.forward(route, pipe, chunk, 'down'));
+  }
+
+  private forward(route: Route, pipe: Pipe, chunk: Buffer, direction: 'up' | 'down'): void {
+    const fault = route.fault;
+    if (fault?.kind === 'drop' && (fault.direction === 'both' || direction === 'down')) {
+      pipe.tainted = true;
+      this.stats.droppedChunks++;
+      return;
+    }
+    if (fault?.kind === 'cut') return; // being reset
+    const delay = fault?.kind === 'delay' ? fault.ms : 0;
+    if (delay > 0) this.stats.delayedChunks++;
+    (direction === 'up' ? pipe.up : pipe.down).push(chunk, delay);
+  }
+}
+
+/** One proxy per master. */
+export class ProxyFarm {
+  constructor(readonly proxies: readonly MasterProxy[]) {}
+
+  static create(masterPorts: readonly number[]): ProxyFarm {
+    return new ProxyFarm(masterPorts.map((port, i) => new MasterProxy(i, port)));
+  }
+
+  /** The node URLs for `clientId`, one per master in master order (routes opened if needed). */
+  async nodesFor(clientId: string): Promise<string[]> {
+    await Promise.all(this.proxies.map((p) => p.route(clientId)));
+    return this.proxies.map((p) => p.url(clientId));
+  }
+
+  /** Applies `fault` between each of `clients` and each of `masters` (indices). */
+  set(clients: readonly string[], masters: readonly number[], fault: Fault | undefined): void {
+    for (const m of masters) for (const c of clients) this.proxies[m].setFault(c, fault);
+  }
+
+  healAll(): void {
+    for (const p of this.proxies) p.healAll();
+  }
+
+  stats(): ProxyStats {
+    const total: ProxyStats = { connections: 0, resets: 0, droppedChunks: 0, delayedChunks: 0 };
+    for (const p of this.proxies) for (const k of Object.keys(total) as (keyof ProxyStats)[]) total[k] += p.stats[k];
+    return total;
+  }
+
+  close(): Promise<void> {
+    return Promise.all(this.proxies.map((p) => p.close())).then(() => undefined);
+  }
+}
