@@ -239,6 +239,23 @@ function openBand(ctx: NemesisContext, kind: FaultKind, variant: string, label: 
 }
 
 /** In the background: records which restarted masters report an uptime of 1 s too early. */
+/** Applies proxy faults for chosen clients and masters, holds them for three TTLs, then heals them. */
+async function holdProxyFaults(
+  ctx: NemesisContext,
+  kind: FaultKind,
+  variant: string,
+  plan: readonly { clients: string[]; masters: number[]; fault: Fault; label: string }[],
+) {
+  const masters = [...new Set(plan.flatMap((p) => p.masters))];
+  const clients = [...new Set(plan.flatMap((p) => p.clients))];
+  const b = openBand(ctx, kind, variant, plan.map((p) => p.label).join('; '), masters, clients);
+  for (const p of plan) ctx.cluster.farm.set(p.clients, p.masters, p.fault);
+  await sleep(ctx.ttl * 3);
+  for (const p of plan) ctx.cluster.farm.set(p.clients, p.masters, undefined);
+  b.ended();
+  return b.healed();
+}
+
 function watchUptime(ctx: NemesisContext, band: FaultBand, masters: readonly number[], restartAt: number): void {
   void ctx.cluster.watchUptime(masters).then((early) => (band.earlyUptime = early));
   void ctx.cluster.guardObserver?.(masters, restartAt).then((trusted) => (band.guardTrustedAfter = trusted));
@@ -441,12 +458,7 @@ export const schedules: Record<FaultKind, (ctx: NemesisContext) => Promise<Fault
     } else {
       plan.push({ clients: ids, masters: range(ctx.cluster.size), fault: { kind: 'delay', ms: 40 }, label: 'everyone↔all masters +40 ms each way' });
     }
-    const b = openBand(ctx, 'proxy-delay', ['2 links +80 ms', '4 links +400 ms', 'all links +40 ms'][variant], plan.map((p) => p.label).join('; '), [...new Set(plan.flatMap((p) => p.masters))], [...new Set(plan.flatMap((p) => p.clients))]);
-    for (const p of plan) ctx.cluster.farm.set(p.clients, p.masters, p.fault);
-    await sleep(ctx.ttl * 3);
-    for (const p of plan) ctx.cluster.farm.set(p.clients, p.masters, undefined);
-    b.ended();
-    return b.healed();
+    return holdProxyFaults(ctx, 'proxy-delay', ['2 links +80 ms', '4 links +400 ms', 'all links +40 ms'][variant], plan);
   },
 
   async 'proxy-drop'(ctx) {
@@ -464,12 +476,7 @@ export const schedules: Record<FaultKind, (ctx: NemesisContext) => Promise<Fault
       const ms = shuffled(range(ctx.cluster.size)).slice(0, 2).sort();
       plan.push({ clients: [ids[0], ids[1]], masters: ms, fault: { kind: 'drop', direction: 'replies' }, label: `${ids[0]} ${ids[1]}: replies from ${names(ms)} lost (commands still run)` });
     }
-    const b = openBand(ctx, 'proxy-drop', ['asymmetric partition', 'black hole from a majority', 'replies lost'][variant], plan.map((p) => p.label).join('; '), [...new Set(plan.flatMap((p) => p.masters))], [...new Set(plan.flatMap((p) => p.clients))]);
-    for (const p of plan) ctx.cluster.farm.set(p.clients, p.masters, p.fault);
-    await sleep(ctx.ttl * 3);
-    for (const p of plan) ctx.cluster.farm.set(p.clients, p.masters, undefined);
-    b.ended();
-    return b.healed();
+    return holdProxyFaults(ctx, 'proxy-drop', ['asymmetric partition', 'black hole from a majority', 'replies lost'][variant], plan);
   },
 
   async 'proxy-cut'(ctx) {
