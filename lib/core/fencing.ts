@@ -10,10 +10,11 @@ import { voteRound } from './votes.js';
  * Why tokens strictly increase: a holder A writes its token tA to a quorum QA before it gets the
  * lock. A later holder B wins the lock only after A's keys are gone, so after A's write. B's token
  * counts only once a quorum QB answered "all counters below tB". QA and QB share a master, whose
- * counter was already >= tA, so tB > tA. This holds as long as at most a minority of masters lose
- * their counters between two holders (the restart guard keeps a master that forgot them from voting
- * until it has been up longer than the largest TTL; the counters themselves are only as durable as
- * the masters' persistence).
+ * counter was already >= tA, so tB > tA. That needs the shared master to keep its counter. Counters
+ * have no TTL, so a master that restarts without its data forgets them for good. With fence quorums
+ * of W out of N masters (`fencingQuorum`), two quorums share at least 2W - N masters, so tokens keep
+ * increasing while at most f = 2W - N - 1 masters lose their data between two holders: none for a
+ * majority, two for 4 of 5. Beyond that, only persistence on the masters helps (docs/fencing.md).
  *
  * Returns the token, or undefined when no quorum took it within `rounds` rounds.
  */

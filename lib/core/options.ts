@@ -73,10 +73,18 @@ export interface RedlockOptions extends RetryOptions {
   fencing?: boolean;
   /** Prefix of the fencing counter keys (`fencingPrefix + resource`); must not overlap `keyPrefix`. @default 'fence:' */
   fencingPrefix?: string;
+  /**
+   * How many masters must take a fencing token before the lock is handed out. With W masters out of
+   * N, tokens keep increasing even when f masters restart without their data, for 2W > N + f: a
+   * majority (the default) tolerates none, 4 of 5 tolerates two. A larger W costs availability:
+   * fenced locks then need W masters up. @default floor(N/2)+1
+   */
+  fencingQuorum?: number;
 }
 
 /** Options with every default filled in. */
-export interface ResolvedRedlockOptions extends Required<Omit<RedlockOptions, 'acquireTimeout' | 'restartGuard'>> {
+export interface ResolvedRedlockOptions extends Required<Omit<RedlockOptions, 'acquireTimeout' | 'restartGuard' | 'fencingQuorum'>> {
+  fencingQuorum: number;
   acquireTimeout: number | undefined;
   /** The restart guard's largest TTL, or `undefined` to track it, or `false` when the guard is off. */
   restartGuard: { largestTtl: number | undefined } | false;
@@ -183,6 +191,11 @@ export function resolveOptions(options: RedlockOptions): ResolvedRedlockOptions 
   const fencingPrefix = options.fencingPrefix ?? REDLOCK_DEFAULTS.fencingPrefix;
   if (typeof fencingPrefix !== 'string') refuse('fencingPrefix', 'must be a string', fencingPrefix);
   if (fencing) checkFencingPrefix(keyPrefix, fencingPrefix);
+  const majority = Math.floor(nodes.length / 2) + 1;
+  const fencingQuorum = options.fencingQuorum ?? majority;
+  if (!Number.isSafeInteger(fencingQuorum) || fencingQuorum < majority || fencingQuorum > nodes.length) {
+    refuse('fencingQuorum', `must be a whole number from the majority (${majority}) to the number of \`nodes\` (${nodes.length})`, fencingQuorum);
+  }
   const retry = resolveRetryOptions(
     {
       retryCount: REDLOCK_DEFAULTS.retryCount,
@@ -192,5 +205,5 @@ export function resolveOptions(options: RedlockOptions): ResolvedRedlockOptions 
     },
     options,
   );
-  return { nodes, keyPrefix, ttl, driftFactor, commandTimeout, connectTimeout, wakeOnRelease, restartGuard, fencing, fencingPrefix, ...retry };
+  return { nodes, keyPrefix, ttl, driftFactor, commandTimeout, connectTimeout, wakeOnRelease, restartGuard, fencing, fencingPrefix, fencingQuorum, ...retry };
 }

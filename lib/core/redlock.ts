@@ -282,7 +282,7 @@ export class Redlock implements LockIssuer {
         let token: number | undefined;
         if (won && counters) {
           const seen = Math.max(0, ...round.replies.map((r) => (typeof r === 'number' ? r : 0)));
-          token = await issueFencingToken(this.#masters, this.quorum, timeout, counters, seen + 1, this.#trusts);
+          token = await issueFencingToken(this.#masters, this.options.fencingQuorum, timeout, counters, seen + 1, this.#trusts);
           won = token !== undefined;
         }
         const validUntil = validUntilOf(start, ttl, this.options.driftFactor);

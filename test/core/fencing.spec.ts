@@ -1,8 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
-import { LockLostError, RedlockConfigError, type Lock } from '../../lib/index.js';
+import { LockAcquisitionError, LockLostError, Redlock, RedlockConfigError, type Lock } from '../../lib/index.js';
 import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.js';
-import { rejectionOf, resourceName, sleep, useMasters } from './helpers.js';
+import { rejectionOf, resourceName, sleep, useMasters, whilePaused } from './helpers.js';
 
 /**
  * The protected resource of docs/fencing.md: a register that takes a write only with a fencing token
@@ -77,6 +77,68 @@ describe('fencing tokens (5 masters)', () => {
     const error = await rejectionOf(redlock.acquire(resourceName('overlap'), 1_000, { fencing: true }));
     expect(error).toBeInstanceOf(RedlockConfigError);
     expect((error as RedlockConfigError).option).toBe('fencingPrefix');
+  });
+
+  describe('fencingQuorum: tokens that survive masters restarting empty', () => {
+    /** A master "restarts empty": its counters (and everything else) are gone. */
+    const forget = (i: number) => set.clients[i].flushall();
+    /**
+     * A paused master still runs the fence write queued for it once resumed; a partition would have
+     * dropped it. Put back the counter it had, as if the write never arrived.
+     */
+    const neverArrived = (masters: number[], resource: string, token: number) =>
+      Promise.all(masters.map((i) => set.clients[i].set(`fence:${resource}`, String(token))));
+
+    it('the default majority: a token that reached only a bare quorum can be lost with one of its masters', async () => {
+      const redlock = await set.redlock({ fencing: true, retryCount: 0 });
+      const resource = resourceName('bare');
+      const first = await redlock.acquire(resource, 1_000);
+      await first.release();
+      // Masters 3 and 4 are cut off: the next token reaches masters 0-2 only.
+      const bare = await whilePaused(set.masters.slice(3), async () => {
+        const lock = await redlock.acquire(resource, 1_000);
+        await lock.release();
+        return lock.fencingToken!;
+      });
+      await neverArrived([3, 4], resource, first.fencingToken!);
+      await forget(2);
+      // Masters 0 and 1 are slow now: the next quorum is 2-4, and none of them remembers the bare token.
+      const after = await whilePaused(set.masters.slice(0, 2), async () => {
+        const lock = await redlock.acquire(resource, 1_000);
+        await lock.release();
+        return lock.fencingToken!;
+      });
+      expect(bare).toBeGreaterThan(first.fencingToken!);
+      expect(after).toBeLessThanOrEqual(bare); // the documented limit (docs/fencing.md)
+    });
+
+    it('4 of 5: no token is handed out on a bare quorum, and tokens keep rising after two masters forget', async () => {
+      const redlock = await set.redlock({ fencing: true, fencingQuorum: 4, retryCount: 0 });
+      const resource = resourceName('four-of-five');
+      const refused = await whilePaused(set.masters.slice(3), () => rejectionOf(redlock.acquire(resource, 1_000)));
+      expect(refused).toBeInstanceOf(LockAcquisitionError);
+      expect((refused as LockAcquisitionError).message).toContain('fencing token');
+
+      const cutOff = await whilePaused(set.masters.slice(4), async () => {
+        const lock = await redlock.acquire(resource, 1_000); // the token reaches masters 0-3
+        await lock.release();
+        return lock.fencingToken!;
+      });
+      await set.clients[4].del(`fence:${resource}`); // as if master 4 never got it
+      await Promise.all([forget(0), forget(1)]);
+      const after = await whilePaused(set.masters.slice(2, 3), async () => {
+        const lock = await redlock.acquire(resource, 1_000); // masters 0, 1, 3, 4: only 3 remembers
+        await lock.release();
+        return lock.fencingToken!;
+      });
+      expect(after).toBeGreaterThan(cutOff);
+    });
+
+    it('refuses a fencingQuorum below the majority or above the number of masters', () => {
+      for (const fencingQuorum of [2, 6, 3.5]) {
+        expect(() => new Redlock({ nodes: set.urls, fencingQuorum })).toThrow(/fencingQuorum/);
+      }
+    });
   });
 
   describe('a protected resource that checks tokens', () => {

@@ -38,6 +38,7 @@ describe('resolveOptions', () => {
       restartGuard: { largestTtl: undefined },
       fencing: false,
       fencingPrefix: 'fence:',
+      fencingQuorum: 1,
     });
     expect(Object.isFrozen(REDLOCK_DEFAULTS)).toBe(true);
   });
@@ -58,6 +59,7 @@ describe('resolveOptions', () => {
       restartGuard: false as const,
       fencing: false,
       fencingPrefix: 'counter:',
+      fencingQuorum: 1,
     };
     expect(resolveOptions(options)).toEqual(options);
   });
