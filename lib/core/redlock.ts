@@ -436,6 +436,7 @@ export class Redlock implements LockIssuer {
       }),
     );
     this.#wakeups.close();
+    this.#guard?.dispose();
     closeMasters(this.#masters);
   }
 }

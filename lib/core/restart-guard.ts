@@ -14,6 +14,7 @@ export class RestartGuard {
   readonly #runIds: (string | undefined)[];
   /** How many times each master was seen to restart (its run_id changed). */
   readonly restarts: number[];
+  readonly #onReady: (() => void)[];
 
   constructor(
     private readonly masters: readonly Master[],
@@ -23,10 +24,17 @@ export class RestartGuard {
     this.#distrustedUntil = masters.map(() => 0);
     this.#runIds = masters.map(() => undefined);
     this.restarts = masters.map(() => 0);
-    masters.forEach((master, i) => {
-      master.client.on('ready', () => this.recheck(i));
+    this.#onReady = masters.map((master, i) => {
+      const onReady = (): void => this.recheck(i);
+      master.client.on('ready', onReady);
       if (master.client.status === 'ready') this.recheck(i);
+      return onReady;
     });
+  }
+
+  /** Stops watching the masters' connections (they may be the user's, and outlive this guard). */
+  dispose(): void {
+    this.masters.forEach((master, i) => master.client.off('ready', this.#onReady[i]));
   }
 
   /** True when master `i`'s votes count. */

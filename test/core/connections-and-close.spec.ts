@@ -46,6 +46,22 @@ describe('connections: user-supplied instances and owned connections (3 masters)
     }
   });
 
+  it('leaves no listeners on a user-supplied instance after close(), however many Redlocks used it', async () => {
+    const mine = new Redis(set.urls[0]);
+    try {
+      await mine.ping();
+      const before = mine.listenerCount('ready');
+      const redlocks = await Promise.all(
+        Array.from({ length: 12 }, () => set.redlock({ nodes: [mine, set.urls[1], set.urls[2]], restartGuard: true })),
+      );
+      expect(mine.listenerCount('ready')).toBe(before + 12); // each restart guard watches reconnects
+      await Promise.all(redlocks.map((r) => r.close()));
+      expect(mine.listenerCount('ready')).toBe(before);
+    } finally {
+      mine.disconnect();
+    }
+  });
+
   it('closes the connections it opened (option-object nodes) on close()', async () => {
     const name = `owned-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
     const nodes = set.masters.map((m) => ({ host: '127.0.0.1', port: m.port, connectionName: name }));
