@@ -137,6 +137,16 @@ export function checkFencingPrefix(keyPrefix: string, fencingPrefix: string): vo
   }
 }
 
+/** Refuses malformed per-call options (`signal`, `autoExtend`, `fencing`) before anything is sent. */
+export function checkCallOptions(options: { signal?: unknown; autoExtend?: unknown; fencing?: unknown } | undefined): void {
+  if (options === undefined) return;
+  if (options === null || typeof options !== 'object') refuse('options', 'must be an object', options);
+  if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) refuse('signal', 'must be an AbortSignal', options.signal);
+  for (const key of ['autoExtend', 'fencing'] as const) {
+    if (options[key] !== undefined && typeof options[key] !== 'boolean') refuse(key, 'must be true or false', options[key]);
+  }
+}
+
 /** Validates per-call retry settings, merging them over `base`. */
 export function resolveRetryOptions(
   base: Required<Omit<RetryOptions, 'acquireTimeout'>> & { acquireTimeout: number | undefined },

@@ -4,12 +4,14 @@ import { LockAcquisitionError } from '../errors/lock-acquisition.error.js';
 import { LockExtensionError } from '../errors/lock-extension.error.js';
 import { LockKeyError } from '../errors/lock-key.error.js';
 import { LockLostError } from '../errors/lock-lost.error.js';
+import { RedlockConfigError } from '../errors/redlock-config.error.js';
 import { RedlockError } from '../errors/redlock.error.js';
 import { commandTimeoutFor, now, validUntilOf } from './clock.js';
 import { Lock, type LockIssuer } from './lock.js';
 import { lockHeldInChain, runWithLock } from './lock-context.js';
 import { closeMasters, connectMasters, openMasters, type Master } from './master.js';
 import {
+  checkCallOptions,
   checkFencingPrefix,
   checkTtl,
   resolveOptions,
@@ -118,6 +120,7 @@ export class Redlock implements LockIssuer {
   async acquire(resources: string | readonly string[], ttl?: number, options?: AcquireOptions): Promise<Lock> {
     const names = this.checkResources(resources);
     const lockTtl = checkTtl(ttl ?? this.options.ttl);
+    checkCallOptions(options);
     const retry = resolveRetryOptions(this.options, options);
     const lock = await this.acquireChecked(names, lockTtl, retry, options?.signal, false, options?.fencing ?? this.options.fencing);
     if (options?.autoExtend) lock.renewWith(startRenewal(lock));
@@ -168,6 +171,8 @@ export class Redlock implements LockIssuer {
   ): Promise<T> {
     const names = this.checkResources(resources);
     const lockTtl = checkTtl(ttl ?? this.options.ttl);
+    if (typeof fn !== 'function') throw new RedlockConfigError('fn', `\`fn\` must be the function to run under the lock; got ${typeof fn}.`);
+    checkCallOptions(options);
     const retry = resolveRetryOptions(this.options, options);
 
     const inherited = new Set<Lock>();

@@ -1,7 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { isObservable, throwError, type Observable } from 'rxjs';
 import { compileLockKey, type LockKey } from '../core/key-template.js';
-import { checkTtl, resolveRetryOptions, type RetryOptions } from '../core/options.js';
+import { checkCallOptions, checkTtl, resolveRetryOptions, type RetryOptions } from '../core/options.js';
 import { parameterNamesOf } from '../core/parameter-names.js';
 import { RedlockError } from '../errors/redlock.error.js';
 import { RedlockService } from '../redlock.service.js';
@@ -69,6 +69,7 @@ export function Locked(key: LockKey, ttlOrOptions?: number | LockedOptions): Met
       throw new RedlockError(`@Locked on ${where}: it decorates methods only.`);
     }
     if (options.ttl !== undefined) checkTtl(options.ttl, `@Locked ttl on ${where}`);
+    checkCallOptions({ fencing: options.fencing });
     // Refuse malformed retry settings now; how they combine with the module's options is checked per call.
     resolveRetryOptions({ retryCount: 0, retryDelay: options.retryDelay ?? Number.MAX_SAFE_INTEGER, retryJitter: 0, acquireTimeout: undefined }, options);
     const resourcesOf = compileLockKey(key, parameterNamesOf(original as (...args: never[]) => unknown), where);

@@ -128,6 +128,43 @@ describe('bad input is refused with the right error, naming the option, and writ
     });
   });
 
+  it.each([
+    [{ wakeOnRelease: 'yes' }, 'wakeOnRelease'],
+    [{ restartGuard: 'on' }, 'restartGuard'],
+    [{ restartGuard: { largestTtl: -1 } }, 'restartGuard.largestTtl'],
+    [{ fencing: 1 }, 'fencing'],
+    [{ fencing: true, keyPrefix: 'x:', fencingPrefix: 'x:fence:' }, 'fencingPrefix'],
+    [{ fencingQuorum: 1 }, 'fencingQuorum'],
+    [{ fencingQuorum: 4 }, 'fencingQuorum'],
+  ])('%p → RedlockConfigError for `%s`', async (extra, option) => {
+    await expectRefusedAtConstruction({ nodes: set.urls, ...(extra as Partial<RedlockOptions>) }, option);
+  });
+
+  it.each([
+    [{ signal: 'soon' }, 'signal'],
+    [{ autoExtend: 'yes' }, 'autoExtend'],
+    [{ fencing: 'yes' }, 'fencing'],
+  ])('acquire with %p → RedlockConfigError for `%s`', async (options, option) => {
+    const redlock = await set.redlock();
+    await writingNothing(async () => {
+      const error = await rejectionOf(redlock.acquire('x', 1_000, options as never));
+      expect(error).toBeInstanceOf(RedlockConfigError);
+      expect((error as RedlockConfigError).option).toBe(option);
+    });
+  });
+
+  it('using() without a function → RedlockConfigError for `fn`, before any lock is taken', async () => {
+    const redlock = await set.redlock();
+    await writingNothing(async () => {
+      const error = await rejectionOf(redlock.using('x', 1_000, 'not a function' as never));
+      expect(error).toBeInstanceOf(RedlockConfigError);
+      expect((error as RedlockConfigError).option).toBe('fn');
+    });
+    const scripts = Number(/cmdstat_set:calls=(\d+)/.exec(await set.clients[0].info('commandstats'))?.[1] ?? 0);
+    await rejectionOf(redlock.using('y', 1_000, 42 as never));
+    expect(Number(/cmdstat_set:calls=(\d+)/.exec(await set.clients[0].info('commandstats'))?.[1] ?? 0)).toBe(scripts);
+  });
+
   it('lock.extend(0) → RedlockConfigError for `ttl`, and the lock is left as it was', async () => {
     const redlock = await set.redlock();
     const lock = await redlock.acquire('extend-zero', 2_000);

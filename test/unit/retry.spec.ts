@@ -1,4 +1,4 @@
-import { describe, expect, it } from '@jest/globals';
+import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import { abortableSleep, jitteredDelay } from '../../lib/core/retry.js';
 
 describe('jitteredDelay', () => {
@@ -19,10 +19,19 @@ describe('jitteredDelay', () => {
 });
 
 describe('abortableSleep', () => {
-  it('resolves after the delay', async () => {
-    const start = performance.now();
-    await abortableSleep(30);
-    expect(performance.now() - start).toBeGreaterThanOrEqual(25);
+  afterEach(() => {
+    jest.useRealTimers();
+  });
+
+  it('resolves after the delay, not before', async () => {
+    jest.useFakeTimers();
+    let done = false;
+    const sleeping = abortableSleep(30).then(() => (done = true));
+    await jest.advanceTimersByTimeAsync(29);
+    expect(done).toBe(false);
+    await jest.advanceTimersByTimeAsync(1);
+    await sleeping;
+    expect(done).toBe(true);
   });
 
   it('rejects at once with the reason of an already aborted signal', async () => {
@@ -30,15 +39,29 @@ describe('abortableSleep', () => {
     await expect(abortableSleep(10_000, [undefined, AbortSignal.abort(reason)])).rejects.toBe(reason);
   });
 
-  it('rejects promptly with the reason of whichever signal aborts first', async () => {
+  it('rejects with the reason of whichever signal aborts first, without waiting out the delay', async () => {
+    jest.useFakeTimers();
     const a = new AbortController();
     const b = new AbortController();
     const reason = new Error('b first');
-    const start = performance.now();
     const sleeping = abortableSleep(10_000, [a.signal, b.signal]);
     setTimeout(() => b.abort(reason), 20);
-    await expect(sleeping).rejects.toBe(reason);
-    expect(performance.now() - start).toBeLessThan(1_000);
+    const outcome = expect(sleeping).rejects.toBe(reason);
+    await jest.advanceTimersByTimeAsync(20); // far short of the 10 s delay
+    await outcome;
+    expect(jest.getTimerCount()).toBe(0); // the sleep's own timer was cleared
     a.abort(new Error('later')); // no effect once settled
+  });
+
+  it('ends early when woken through onSleep, and reports the end of the sleep', async () => {
+    jest.useFakeTimers();
+    const seen: ((() => void) | undefined)[] = [];
+    const sleeping = abortableSleep(10_000, [], (wake) => seen.push(wake));
+    expect(typeof seen[0]).toBe('function');
+    seen[0]!();
+    await sleeping;
+    expect(seen).toHaveLength(2);
+    expect(seen[1]).toBeUndefined();
+    expect(jest.getTimerCount()).toBe(0);
   });
 });

@@ -24,10 +24,9 @@ describe('quorumOf', () => {
 describe('voteRound', () => {
   it('decides true as soon as a quorum granted, without waiting for hung masters', async () => {
     const masters = mastersOf(5);
-    const start = performance.now();
     const round = voteRound(masters, 3, 1_000, (m) => (['m3:6379', 'm4:6379'].includes(m.label) ? never() : Promise.resolve(1)), isOne);
     expect(await round.decided).toBe(true);
-    expect(performance.now() - start).toBeLessThan(500);
+    // Decided while the hung masters were still unanswered (not even timed out yet).
     expect(round.outcomes.map((o) => o?.status)).toEqual(['granted', 'granted', 'granted', undefined, undefined]);
   });
 
