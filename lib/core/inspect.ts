@@ -128,7 +128,12 @@ async function readHolding(master: Master, key: string, counterKey: string, time
       fencingCounter: counter,
     };
   } catch (error) {
-    return { master: master.label, holder: null, pttl: null, error: error instanceof Error ? error : new Error(String(error)) };
+    return {
+      master: master.label,
+      holder: null,
+      pttl: null,
+      error: error instanceof Error ? error : new Error(String(error)),
+    };
   } finally {
     clearTimeout(timer);
   }

@@ -141,7 +141,9 @@ const templates = new WeakMap<Lock, string>();
 const current = new AsyncLocalStorage<AcquireContext | LockOperationContext>();
 
 function templateFrom(options: unknown): string | undefined {
-  return options !== null && typeof options === 'object' ? ((options as Record<symbol, unknown>)[KEY_TEMPLATE] as string | undefined) : undefined;
+  return options !== null && typeof options === 'object'
+    ? ((options as Record<symbol, unknown>)[KEY_TEMPLATE] as string | undefined)
+    : undefined;
 }
 
 /**
@@ -149,11 +151,15 @@ function templateFrom(options: unknown): string | undefined {
  * the later extend, release and lost messages carry). Check it before building anything.
  */
 export const tracing = (): boolean =>
-  acquireChannel.hasSubscribers || lostChannel.hasSubscribers || releaseChannel.hasSubscribers || extendChannel.hasSubscribers;
+  acquireChannel.hasSubscribers ||
+  lostChannel.hasSubscribers ||
+  releaseChannel.hasSubscribers ||
+  extendChannel.hasSubscribers;
 
 function outcomeOf(error: unknown, single: boolean): AcquireOutcome {
   const e = error as { name?: string; busy?: boolean; message?: string } | null;
-  if (e?.name === 'AbortError' || e?.name === 'TimeoutError' || /acquireTimeout/.test(e?.message ?? '')) return 'timeout';
+  if (e?.name === 'AbortError' || e?.name === 'TimeoutError' || /acquireTimeout/.test(e?.message ?? ''))
+    return 'timeout';
   if (e?.busy === true) return single ? 'skipped' : 'busy';
   return 'error';
 }
@@ -214,7 +220,11 @@ export function traceAcquire<T extends Lock | null>(
  * Notes one attempt of the acquisition in progress (its number, when it began and the masters'
  * answers). A no-op unless the acquire channel has subscribers.
  */
-export function noteAttempt(attempt: number, startedAt: number, outcomes: readonly (MasterOutcome | undefined)[]): void {
+export function noteAttempt(
+  attempt: number,
+  startedAt: number,
+  outcomes: readonly (MasterOutcome | undefined)[],
+): void {
   if (!tracing()) return;
   const ctx = current.getStore();
   if (!ctx || !('attempts' in ctx) || ctx.outcome !== undefined) return;
@@ -232,7 +242,12 @@ export function noteOutcomes(outcomes: readonly (MasterOutcome | undefined)[]): 
 }
 
 /** Runs an extension or release under its tracing channel when somebody listens, else just runs it. */
-export function traceLockOperation(operation: 'extend' | 'release', lock: Lock, ttl: number, run: () => Promise<void>): Promise<void> {
+export function traceLockOperation(
+  operation: 'extend' | 'release',
+  lock: Lock,
+  ttl: number,
+  run: () => Promise<void>,
+): Promise<void> {
   const channel = operation === 'extend' ? extendChannel : releaseChannel;
   if (!tracing()) return run();
   const ctx: LockOperationContext = {

@@ -21,7 +21,10 @@ function record<C extends object>(name: string): { events: Event<C>[]; stop(): v
   const events: Event<C>[] = [];
   const channel = diagnostics.tracingChannel<unknown, C>(name);
   const handlers = Object.fromEntries(
-    ['start', 'end', 'asyncStart', 'asyncEnd', 'error'].map((kind) => [kind, (ctx: C) => events.push({ kind, ctx: { ...ctx } })]),
+    ['start', 'end', 'asyncStart', 'asyncEnd', 'error'].map((kind) => [
+      kind,
+      (ctx: C) => events.push({ kind, ctx: { ...ctx } }),
+    ]),
   ) as unknown as Parameters<typeof channel.subscribe>[0];
   channel.subscribe(handlers);
   return { events, stop: () => channel.unsubscribe(handlers) };
@@ -49,7 +52,13 @@ describe('diagnostics channels', () => {
     expect(kinds).toContain('asyncEnd');
     expect(kinds).not.toContain('error');
     const start = rec.events[0].ctx;
-    expect(start).toMatchObject({ operation: 'acquire', resources: [resource], ttl: 2_000, keyTemplate: undefined, outcome: undefined });
+    expect(start).toMatchObject({
+      operation: 'acquire',
+      resources: [resource],
+      ttl: 2_000,
+      keyTemplate: undefined,
+      outcome: undefined,
+    });
     const end = rec.events.find((e) => e.kind === 'asyncEnd')!.ctx;
     expect(end.outcome).toBe('acquired');
     expect(end.attempts).toBeGreaterThan(1);
@@ -71,7 +80,9 @@ describe('diagnostics channels', () => {
     const holder = await redlock.acquire(resource, 5_000);
     const rec = record<AcquireContext>('nestjs-quorum-lock:acquire');
     stops.push(rec.stop);
-    const error = await rejectionOf(redlock.acquire(resource, 1_000, { retryCount: 2, retryDelay: 10, retryJitter: 0 }));
+    const error = await rejectionOf(
+      redlock.acquire(resource, 1_000, { retryCount: 2, retryDelay: 10, retryJitter: 0 }),
+    );
     expect(error).toBeInstanceOf(LockAcquisitionError);
     const failed = rec.events.find((e) => e.kind === 'error')!.ctx;
     expect(failed.outcome).toBe('busy');
@@ -91,7 +102,9 @@ describe('diagnostics channels', () => {
     const holder = await redlock.acquire(resource, 5_000);
     const rec = record<AcquireContext>('nestjs-quorum-lock:acquire');
     stops.push(rec.stop);
-    await rejectionOf(redlock.acquire(resource, 1_000, { retryCount: Infinity, retryDelay: 20, retryJitter: 0, acquireTimeout: 150 }));
+    await rejectionOf(
+      redlock.acquire(resource, 1_000, { retryCount: Infinity, retryDelay: 20, retryJitter: 0, acquireTimeout: 150 }),
+    );
     expect(rec.events.find((e) => e.kind === 'error')!.ctx.outcome).toBe('timeout');
     await holder.release();
   });
@@ -106,7 +119,13 @@ describe('diagnostics channels', () => {
     await lock.extend(3_000);
     await lock.release();
     const ext = extend.events.find((e) => e.kind === 'asyncEnd')!.ctx;
-    expect(ext).toMatchObject({ operation: 'extend', resources: [resource], ttl: 3_000, lock, fencingToken: lock.fencingToken });
+    expect(ext).toMatchObject({
+      operation: 'extend',
+      resources: [resource],
+      ttl: 3_000,
+      lock,
+      fencingToken: lock.fencingToken,
+    });
     expect(ext.outcomes.filter((o) => o?.status === 'granted').length).toBeGreaterThanOrEqual(redlock.quorum);
     const rel = release.events.find((e) => e.kind === 'asyncEnd')!.ctx;
     expect(rel).toMatchObject({ operation: 'release', resources: [resource], lock });
@@ -152,7 +171,12 @@ describe('diagnostics channels', () => {
       await moduleRef.close();
     }
     const end = acquire.events.find((e) => e.kind === 'asyncEnd')!.ctx;
-    expect(end).toMatchObject({ operation: 'using', keyTemplate: 'order:#id', resources: ['order:42'], outcome: 'acquired' });
+    expect(end).toMatchObject({
+      operation: 'using',
+      keyTemplate: 'order:#id',
+      resources: ['order:42'],
+      outcome: 'acquired',
+    });
     expect(release.events.find((e) => e.kind === 'asyncEnd')!.ctx.keyTemplate).toBe('order:#id');
   });
 });

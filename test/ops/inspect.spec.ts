@@ -5,8 +5,7 @@ describe('Redlock.inspect()', () => {
   const set = useMasters(3);
 
   /** Every key on every master, with its value: to show that inspect() writes nothing. */
-  const snapshot = (): Promise<string[][]> =>
-    Promise.all(set.clients.map(async (c) => (await c.keys('*')).sort()));
+  const snapshot = (): Promise<string[][]> => Promise.all(set.clients.map(async (c) => (await c.keys('*')).sort()));
 
   it('during a hold: each master holds the value, the quorum agrees, validity is conservative; nothing is written', async () => {
     const redlock = await set.redlock({ fencing: true });
@@ -15,7 +14,14 @@ describe('Redlock.inspect()', () => {
     const before = await snapshot();
     const view = await redlock.inspect(resource);
     const local = lock.validity;
-    expect(view).toMatchObject({ resource, key: `lock:${resource}`, quorum: 2, held: true, holder: lock.value, agreeing: 3 });
+    expect(view).toMatchObject({
+      resource,
+      key: `lock:${resource}`,
+      quorum: 2,
+      held: true,
+      holder: lock.value,
+      agreeing: 3,
+    });
     expect(view.masters.map((m) => m.master)).toEqual(redlock.masters);
     for (const m of view.masters) {
       expect(m.holder).toBe(lock.value);
