@@ -7,13 +7,15 @@ import { RedlockError } from './redlock.error.js';
  * - `lapsed`: the lock was not renewed (no auto-renewal) and its validity ran out;
  * - `majority-lost`: a majority of masters answered that they no longer hold it;
  * - `released`: it had been released when it was used (for example extended);
- * - `shutdown`: `close()` (Nest `app.close()`) released it.
+ * - `shutdown`: `close()` (Nest `app.close()`) released it;
+ * - `resigned`: a leadership's term ended because it resigned (or its campaign stopped);
+ * - `not-leader`: a leadership's signal while it is not leading.
  *
  * @example
  * if (lock.lostReason?.reason === 'shutdown') return; // the app is stopping, not a conflict
  * @publicApi
  */
-export type LockLostReason = 'not-renewed' | 'lapsed' | 'majority-lost' | 'released' | 'shutdown';
+export type LockLostReason = 'not-renewed' | 'lapsed' | 'majority-lost' | 'released' | 'shutdown' | 'resigned' | 'not-leader';
 
 /**
  * The lock can no longer be trusted to be held; `reason` says why. It is the `reason` of
@@ -62,6 +64,16 @@ export class LockLostError extends RedlockError {
     return new LockLostError(resources, 'shutdown');
   }
 
+  /** A leadership was resigned. */
+  static resigned(resources: readonly string[]): LockLostError {
+    return new LockLostError(resources, 'resigned');
+  }
+
+  /** A leadership is not leading; `why` says since when or why. */
+  static notLeader(resources: readonly string[], why: string): LockLostError {
+    return new LockLostError(resources, 'not-leader', why);
+  }
+
   private static messageOf(resources: readonly string[], reason: LockLostReason, detail: string | undefined): string {
     const on = `The lock on ${quote(resources)}`;
     switch (reason) {
@@ -75,6 +87,10 @@ export class LockLostError extends RedlockError {
         return `${on} was already released${detail ? ` (${detail})` : ''}; acquire it again.`;
       case 'shutdown':
         return `${on} was released because the application is shutting down${detail ? ` (${detail})` : ''}.`;
+      case 'resigned':
+        return `Leadership of ${quote(resources)} was resigned${detail ? ` (${detail})` : ''}.`;
+      case 'not-leader':
+        return `Not the leader of ${quote(resources)}${detail ? `: ${detail}` : ''}.`;
     }
   }
 }

@@ -32,6 +32,8 @@ describe('errors own their messages and carry a reason', () => {
     ['majority-lost', LockLostError.majorityLost(['a'], 2, 3), /2 of 3 masters no longer hold it/],
     ['released', LockLostError.released(['a']), /already released/],
     ['shutdown', LockLostError.shutdown(['a']), /shutting down/],
+    ['resigned', LockLostError.resigned(['a']), /was resigned/],
+    ['not-leader', LockLostError.notLeader(['a'], 'standing by'), /Not the leader of "a": standing by/],
   ] as const)('LockLostError %s', (reason, error, message) => {
     expect(error).toBeInstanceOf(RedlockError);
     expect(error.reason).toBe(reason);
