@@ -29,6 +29,7 @@ import { AttemptBudget } from './retry.js';
 import { quorumOf, voteRound, type MasterOutcome, type VoteRound } from './votes.js';
 import { releaseChannelOf, Wakeups } from './wakeups.js';
 import { inspectResource, type LockInspection } from './inspect.js';
+import { startTelemetry } from '../ops/telemetry.js';
 import { noteAttempt, noteOutcomes, publishLost, traceAcquire, traceLockOperation, tracing } from '../ops/diagnostics.js';
 
 /**
@@ -86,6 +87,7 @@ export class Redlock implements LockIssuer, Campaigner {
   /** Which lock of this instance holds each key: a waiter need not poll a lock held here, whose release wakes it directly. */
   readonly #heldKeys = new Map<string, Lock>();
   readonly #closing = new AbortController();
+  #telemetry: Promise<() => void> | undefined;
   /** Campaigns still running: close() resigns them before it releases anything else. */
   readonly #leaderships = new Set<Leadership>();
   readonly #wakeups: Wakeups;
@@ -138,8 +140,9 @@ export class Redlock implements LockIssuer, Campaigner {
   }
 
   /** Opens the connections the library owns, waiting up to `connectTimeout`; masters still down are retried in the background. */
-  connect(): Promise<void> {
-    return connectMasters(this.#masters, this.options.connectTimeout);
+  async connect(): Promise<void> {
+    this.#telemetry ??= startTelemetry(this); // OpenTelemetry, when installed and an SDK is registered
+    await Promise.all([this.#telemetry, connectMasters(this.#masters, this.options.connectTimeout)]);
   }
 
   /**
@@ -446,6 +449,7 @@ export class Redlock implements LockIssuer, Campaigner {
     );
     this.#wakeups.close();
     this.#guard?.dispose();
+    void this.#telemetry?.then((stop) => stop());
     closeMasters(this.#masters);
   }
 }
