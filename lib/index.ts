@@ -14,3 +14,4 @@ export type { LockKey } from './core/key-template.js';
 export type { MasterOutcome } from './core/votes.js';
 export { REDLOCK_DEFAULTS, type RedlockNode, type RedlockOptions, type RetryOptions } from './core/options.js';
 export * from './errors/index.js';
+export * from './filters/index.js';

@@ -47,7 +47,9 @@ export class RedlockTestingService implements LockIssuer {
   /** @param options Any `Redlock` option except `nodes` (e.g. `keyPrefix`, `ttl`); they are checked as the real service checks them. */
   constructor(options: Omit<Partial<RedlockOptions>, 'nodes'> = {}) {
     // resolveOptions checks the options without connecting; the stand-in never opens a connection.
-    this.options = { ...resolveOptions({ restartGuard: false, ...options, nodes: STUB_MASTERS.map((m) => `redis://${m}`) } as RedlockOptions) };
+    this.options = {
+      ...resolveOptions({ restartGuard: false, ...options, nodes: STUB_MASTERS.map((m) => `redis://${m}`) }),
+    };
   }
 
   /** The stand-in's master labels. */
@@ -86,7 +88,12 @@ export class RedlockTestingService implements LockIssuer {
     let lost = 0;
     for (const lock of [...this.#held]) {
       if (resource !== undefined && !lock.resources.includes(resource)) continue;
-      lock.markLost(new LockLostError(lock.resources, `The lock on ${quote(lock.resources)} was lost (simulated by RedlockTestingService).`));
+      lock.markLost(
+        new LockLostError(
+          lock.resources,
+          `The lock on ${quote(lock.resources)} was lost (simulated by RedlockTestingService).`,
+        ),
+      );
       this.#held.delete(lock);
       lost++;
     }
@@ -105,7 +112,13 @@ export class RedlockTestingService implements LockIssuer {
 
   /** Marks held locks lost, as the real service does at shutdown. */
   async close(): Promise<void> {
-    for (const lock of [...this.#held]) lock.markLost(new LockLostError(lock.resources, `The lock on ${quote(lock.resources)} was released because the application is shutting down.`));
+    for (const lock of [...this.#held])
+      lock.markLost(
+        new LockLostError(
+          lock.resources,
+          `The lock on ${quote(lock.resources)} was released because the application is shutting down.`,
+        ),
+      );
     this.#held.clear();
   }
 
@@ -133,7 +146,8 @@ export class RedlockTestingService implements LockIssuer {
     options?: Omit<AcquireOptions, 'autoExtend'>,
   ): Promise<T> {
     const names = checkResources(resources);
-    if (typeof fn !== 'function') throw new RedlockError(`\`fn\` must be the function to run under the lock; got ${typeof fn}.`);
+    if (typeof fn !== 'function')
+      throw new RedlockError(`\`fn\` must be the function to run under the lock; got ${typeof fn}.`);
     options?.signal?.throwIfAborted();
     const inherited = new Set<Lock>();
     const missing = names.filter((name) => {
@@ -161,7 +175,8 @@ export class RedlockTestingService implements LockIssuer {
   /** Used by `Lock.extend()`. @internal */
   async extendLock(lock: Lock, ttl: number): Promise<void> {
     if (lock.lostReason) throw lock.lostReason;
-    if (!lock.isHeld) throw new LockLostError(lock.resources, `Cannot extend the lock on ${quote(lock.resources)}: it was released.`);
+    if (!lock.isHeld)
+      throw new LockLostError(lock.resources, `Cannot extend the lock on ${quote(lock.resources)}: it was released.`);
     lock.markExtended(now() + STUB_VALIDITY_MS, ttl);
   }
 
@@ -171,16 +186,34 @@ export class RedlockTestingService implements LockIssuer {
   }
 
   private grant(resources: string[], ttl: number): Lock {
-    const outcomes = (status: MasterOutcome['status'], error?: Error): MasterOutcome[] => STUB_MASTERS.map((master) => ({ master, status, ...(error && { error }) }));
+    const outcomes = (status: MasterOutcome['status'], error?: Error): MasterOutcome[] =>
+      STUB_MASTERS.map((master) => ({ master, status, ...(error && { error }) }));
     if (this.#unavailable) {
-      throw new LockAcquisitionError(resources, 1, outcomes('error', this.#unavailable), `Could not lock ${quote(resources)}: the masters are unavailable (simulated by RedlockTestingService).`);
+      throw new LockAcquisitionError(
+        resources,
+        1,
+        outcomes('error', this.#unavailable),
+        `Could not lock ${quote(resources)}: the masters are unavailable (simulated by RedlockTestingService).`,
+      );
     }
     const busy = resources.filter((r) => this.#busy.has(r));
     const heldHere = resources.filter((r) => this.heldResources.includes(r));
     if (busy.length > 0 || heldHere.length > 0) {
-      throw new LockAcquisitionError(resources, 1, outcomes('refused'), `Could not lock ${quote(resources)}: ${quote([...busy, ...heldHere])} held by another holder (simulated by RedlockTestingService).`);
+      throw new LockAcquisitionError(
+        resources,
+        1,
+        outcomes('refused'),
+        `Could not lock ${quote(resources)}: ${quote([...busy, ...heldHere])} held by another holder (simulated by RedlockTestingService).`,
+      );
     }
-    const lock = new Lock(this, resources, resources.map((r) => this.options.keyPrefix + r), randomBytes(16).toString('base64url'), ttl, now() + STUB_VALIDITY_MS);
+    const lock = new Lock(
+      this,
+      resources,
+      resources.map((r) => this.options.keyPrefix + r),
+      randomBytes(16).toString('base64url'),
+      ttl,
+      now() + STUB_VALIDITY_MS,
+    );
     this.#held.add(lock);
     this.acquisitions.push({ resources: [...resources], ttl });
     return lock;
