@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { LockAcquisitionError } from '../errors/lock-acquisition.error.js';
 import { LockKeyError } from '../errors/lock-key.error.js';
-import { LockLostError } from '../errors/lock-lost.error.js';
+import { LockLostError, type LockLostReason } from '../errors/lock-lost.error.js';
 import { RedlockError } from '../errors/redlock.error.js';
 import { now } from '../core/clock.js';
 import { Lock, type LockIssuer } from '../core/lock.js';
@@ -82,18 +82,14 @@ export class RedlockTestingService implements LockIssuer {
   /**
    * Loses the held locks covering `resource` (every held lock when omitted): their `signal`s abort
    * with a `LockLostError`, and a `@Locked` method or `using()` running under them rejects with it
-   * after its work settles. Returns how many locks were lost.
+   * after its work settles. `reason` is the error's `reason` (a majority of masters lost it, by
+   * default). Returns how many locks were lost.
    */
-  simulateLoss(resource?: string): number {
+  simulateLoss(resource?: string, reason: LockLostReason = 'majority-lost'): number {
     let lost = 0;
     for (const lock of [...this.#held]) {
       if (resource !== undefined && !lock.resources.includes(resource)) continue;
-      lock.markLost(
-        new LockLostError(
-          lock.resources,
-          `The lock on ${quote(lock.resources)} was lost (simulated by RedlockTestingService).`,
-        ),
-      );
+      lock.markLost(new LockLostError(lock.resources, reason, 'simulated by RedlockTestingService'));
       this.#held.delete(lock);
       lost++;
     }
@@ -112,13 +108,7 @@ export class RedlockTestingService implements LockIssuer {
 
   /** Marks held locks lost, as the real service does at shutdown. */
   async close(): Promise<void> {
-    for (const lock of [...this.#held])
-      lock.markLost(
-        new LockLostError(
-          lock.resources,
-          `The lock on ${quote(lock.resources)} was released because the application is shutting down.`,
-        ),
-      );
+    for (const lock of [...this.#held]) lock.markLost(LockLostError.shutdown(lock.resources));
     this.#held.clear();
   }
 
@@ -175,8 +165,7 @@ export class RedlockTestingService implements LockIssuer {
   /** Used by `Lock.extend()`. @internal */
   async extendLock(lock: Lock, ttl: number): Promise<void> {
     if (lock.lostReason) throw lock.lostReason;
-    if (!lock.isHeld)
-      throw new LockLostError(lock.resources, `Cannot extend the lock on ${quote(lock.resources)}: it was released.`);
+    if (!lock.isHeld) throw LockLostError.released(lock.resources);
     lock.markExtended(now() + STUB_VALIDITY_MS, ttl);
   }
 
