@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { LockAcquisitionError } from '../errors/lock-acquisition.error.js';
 import { LockKeyError } from '../errors/lock-key.error.js';
 import { LockLostError, type LockLostReason } from '../errors/lock-lost.error.js';
+import { quote } from '../errors/quote.js';
 import { RedlockError } from '../errors/redlock.error.js';
 import { now } from '../core/clock.js';
 import { Lock, type LockIssuer } from '../core/lock.js';
@@ -217,6 +218,3 @@ function checkResources(resources: string | readonly string[]): string[] {
   return [...new Set(list as string[])];
 }
 
-function quote(resources: readonly string[]): string {
-  return resources.map((r) => JSON.stringify(r)).join(', ');
-}
