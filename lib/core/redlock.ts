@@ -4,8 +4,9 @@ import { LockAcquisitionError } from '../errors/lock-acquisition.error.js';
 import { LockExtensionError } from '../errors/lock-extension.error.js';
 import { LockKeyError } from '../errors/lock-key.error.js';
 import { LockLostError } from '../errors/lock-lost.error.js';
+import { RedlockClosedError } from '../errors/redlock-closed.error.js';
 import { RedlockConfigError } from '../errors/redlock-config.error.js';
-import { RedlockError } from '../errors/redlock.error.js';
+import { acquireRound, type RoundContext } from './acquire-round.js';
 import { commandTimeoutFor, now, validUntilOf } from './clock.js';
 import { Lock, type LockIssuer } from './lock.js';
 import { lockHeldInChain, runWithLock } from './lock-context.js';
@@ -18,14 +19,15 @@ import {
   resolveRetryOptions,
   type RedlockOptions,
   type ResolvedRedlockOptions,
+  type ResolvedRetryOptions,
   type RetryOptions,
 } from './options.js';
-import { issueFencingToken } from './fencing.js';
+import { Leadership, resolveLeadOptions, type Campaigner, type LeadOptions } from './leadership.js';
 import { startRenewal } from './renewal.js';
 import { RestartGuard } from './restart-guard.js';
-import { jitteredDelay } from './retry.js';
-import { describeOutcomes, quorumOf, voteRound, type MasterOutcome, type VoteRound } from './votes.js';
-import { releaseChannelOf, Wakeups, type Ticket } from './wakeups.js';
+import { AttemptBudget } from './retry.js';
+import { quorumOf, voteRound, type MasterOutcome, type VoteRound } from './votes.js';
+import { releaseChannelOf, Wakeups } from './wakeups.js';
 
 /**
  * Per-call options of `acquire()` and `using()`.
@@ -43,7 +45,23 @@ export interface AcquireOptions extends RetryOptions {
   fencing?: boolean;
 }
 
-const quote = (resources: readonly string[]): string => resources.map((r) => JSON.stringify(r)).join(', ');
+/** How `acquireChecked` is to acquire. */
+interface AttemptOptions {
+  /** The retry policy in force (module options merged with the call's). */
+  readonly retry: ResolvedRetryOptions;
+  /** The caller's signal. */
+  readonly signal?: AbortSignal;
+  /** Issue a fencing token. */
+  readonly fencing: boolean;
+}
+
+/** Outcomes with a `timeout` for each master that has not answered. */
+function settledOutcomes(outcomes: readonly (MasterOutcome | undefined)[], masters: readonly Master[]): MasterOutcome[] {
+  return outcomes.map((o, i) => o ?? { master: masters[i].label, status: 'timeout' as const });
+}
+
+/** `tryAcquire()`'s policy: one attempt, no waiting. */
+const ONE_TRY: ResolvedRetryOptions = Object.freeze({ retryCount: 0, retryDelay: 0, retryJitter: 0, acquireTimeout: undefined });
 
 /**
  * The Redlock algorithm over N independent Redis masters, with no framework attached.
@@ -56,7 +74,7 @@ const quote = (resources: readonly string[]): string => resources.map((r) => JSO
  * await redlock.close();
  * @publicApi
  */
-export class Redlock implements LockIssuer {
+export class Redlock implements LockIssuer, Campaigner {
   /** The options in force, defaults filled in. */
   readonly options: ResolvedRedlockOptions;
   /** How many masters must agree: floor(N/2)+1. */
@@ -66,6 +84,8 @@ export class Redlock implements LockIssuer {
   /** Which lock of this instance holds each key: a waiter need not poll a lock held here, whose release wakes it directly. */
   readonly #heldKeys = new Map<string, Lock>();
   readonly #closing = new AbortController();
+  /** Campaigns still running: close() resigns them before it releases anything else. */
+  readonly #leaderships = new Set<Leadership>();
   readonly #wakeups: Wakeups;
   readonly #guard: RestartGuard | undefined;
   readonly #trusts: ((index: number) => boolean) | undefined;
@@ -122,7 +142,7 @@ export class Redlock implements LockIssuer {
     const lockTtl = checkTtl(ttl ?? this.options.ttl);
     checkCallOptions(options);
     const retry = resolveRetryOptions(this.options, options);
-    const lock = await this.acquireChecked(names, lockTtl, retry, options?.signal, false, options?.fencing ?? this.options.fencing);
+    const lock = await this.acquireChecked(names, lockTtl, { retry, signal: options?.signal, fencing: options?.fencing ?? this.options.fencing });
     if (options?.autoExtend) lock.renewWith(startRenewal(lock));
     return lock;
   }
@@ -139,14 +159,7 @@ export class Redlock implements LockIssuer {
     const names = this.checkResources(resources);
     const lockTtl = checkTtl(ttl ?? this.options.ttl);
     try {
-      return await this.acquireChecked(
-        names,
-        lockTtl,
-        { retryCount: 0, retryDelay: 0, retryJitter: 0, acquireTimeout: undefined },
-        undefined,
-        true,
-        this.options.fencing,
-      );
+      return await this.acquireChecked(names, lockTtl, { retry: ONE_TRY, fencing: this.options.fencing });
     } catch (error) {
       if (error instanceof LockAcquisitionError && error.busy) return null;
       throw error;
@@ -189,7 +202,7 @@ export class Redlock implements LockIssuer {
       return result;
     }
 
-    const lock = await this.acquireChecked(missing, lockTtl, retry, options?.signal, false, options?.fencing ?? this.options.fencing);
+    const lock = await this.acquireChecked(missing, lockTtl, { retry, signal: options?.signal, fencing: options?.fencing ?? this.options.fencing });
     lock.renewWith(startRenewal(lock));
     let result: T;
     try {
@@ -200,6 +213,34 @@ export class Redlock implements LockIssuer {
     this.throwIfLost(inherited);
     if (lock.lostReason) throw lock.lostReason;
     return result;
+  }
+
+  /**
+   * Campaigns for leadership of `resource` until resigned: tries to win a renewable lock on it, leads
+   * while it can renew it, and tries again after losing it. A standby retries every `retryDelay`, and
+   * at once when the leader releases (resigns or shuts down cleanly). `close()` resigns every campaign.
+   *
+   * @param resource The resource to lead (the key is `keyPrefix + resource`).
+   * @throws RedlockConfigError naming a bad option; LockKeyError for an empty resource; RedlockClosedError once closed.
+   * @example
+   * const leadership = redlock.lead('billing-poller', { ttl: 5_000 });
+   * leadership.changes.subscribe((leading) => leading && poll(leadership.signal));
+   * // later
+   * await leadership.resign();
+   */
+  lead(resource: string, options?: LeadOptions): Leadership {
+    if (typeof resource !== 'string') throw new LockKeyError(`\`resource\` must be a non-empty string; got ${Array.isArray(resource) ? 'an array' : typeof resource}.`);
+    const [name] = this.checkResources(resource);
+    const settings = resolveLeadOptions(this.options, options);
+    if (this.#closing.signal.aborted) throw new RedlockClosedError();
+    const leadership = new Leadership(this, name, settings);
+    this.#leaderships.add(leadership);
+    return leadership;
+  }
+
+  /** Used by `Leadership` once it has resigned. @internal */
+  forgetLeadership(leadership: Leadership): void {
+    this.#leaderships.delete(leadership);
   }
 
   private throwIfLost(locks: Iterable<Lock>): void {
@@ -219,103 +260,56 @@ export class Redlock implements LockIssuer {
     return list.length === 1 ? [list[0]] : [...new Set(list)];
   }
 
-  private async acquireChecked(
-    resources: string[],
-    ttl: number,
-    retry: ReturnType<typeof resolveRetryOptions>,
-    signal: AbortSignal | undefined,
-    single: boolean,
-    fencing: boolean,
-  ): Promise<Lock> {
-    const closing = this.#closing.signal;
-    const keys = resources.map((r) => this.options.keyPrefix + r);
-    if (fencing && !this.options.fencing) checkFencingPrefix(this.options.keyPrefix, this.options.fencingPrefix);
-    const counters = fencing ? resources.map((r) => this.options.fencingPrefix + r) : undefined;
+  /**
+   * The attempt loop: an acquire round per attempt, under the attempt budget (retry policy,
+   * deadline, signals, queue), until a lock is won with validity left or the budget is spent.
+   */
+  private async acquireChecked(resources: string[], ttl: number, options: AttemptOptions): Promise<Lock> {
+    const { keyPrefix, fencingPrefix, driftFactor } = this.options;
+    const keys = resources.map((r) => keyPrefix + r);
+    if (options.fencing && !this.options.fencing) checkFencingPrefix(keyPrefix, fencingPrefix);
+    const counters = options.fencing ? resources.map((r) => fencingPrefix + r) : undefined;
     if (ttl > this.#largestTtl) this.#largestTtl = ttl;
-    const timeout = commandTimeoutFor(ttl, this.options.commandTimeout);
-    const deadline = retry.acquireTimeout === undefined ? Infinity : now() + retry.acquireTimeout;
-    const ttlArg = String(ttl);
-    // Waiters of this process queue per key (FIFO). While a waiter is not first in line, a wait that
-    // ends without a wake-up is a turn spent queued, not an attempt: only the head polls, so waiters
-    // do not split the votes of the one a release just woke; nor does the head while the lock is held
-    // in this process, whose release wakes it directly. The last turn is always a real attempt.
-    let ticket = retry.retryCount > 0 && this.#wakeups.isQueued(keys) ? this.#wakeups.join(keys) : undefined;
-    let turns = 0;
+    const context = this.roundContext(commandTimeoutFor(ttl, this.options.commandTimeout));
+    const queue = { wakeups: this.#wakeups, keys, heldHere: () => this.heldHere(keys) };
+    const budget = new AttemptBudget(options.retry, queue, options.signal, this.#closing.signal);
     try {
-      for (let mustWait = ticket !== undefined; ; mustWait = true) {
-        if (mustWait) {
-          const wait = Math.min(jitteredDelay(retry.retryDelay, retry.retryJitter), Math.max(0, deadline - now()));
-          const woken = await ticket!.wait(wait, signal, closing);
-          if (!woken && (!ticket!.isHead || this.heldHere(keys)) && turns < retry.retryCount && now() < deadline) {
-            turns++;
-            continue;
-          }
-        }
-        signal?.throwIfAborted();
-        if (closing.aborted) throw this.closedError();
-        turns++;
+      for (;;) {
+        await budget.nextAttempt();
         const value = randomBytes(16).toString('base64url');
-        const start = now();
-        const round = counters
-          ? voteRound(
-              this.#masters,
-              this.quorum,
-              timeout,
-              (m) => m.scripts.quorumLockFencedAcquire(keys.length * 2, ...keys, ...counters, value, ttlArg, keys.length),
-              (reply) => typeof reply === 'number' && reply >= 0,
-              this.#trusts,
-            )
-          : keys.length === 1
-            ? voteRound(
-                this.#masters,
-                this.quorum,
-                timeout,
-                (m) => m.client.set(keys[0], value, 'PX', ttlArg, 'NX'), // one key: no script needed
-                (reply) => reply === 'OK',
-                this.#trusts,
-              )
-            : voteRound(
-                this.#masters,
-                this.quorum,
-                timeout,
-                (m) => m.scripts.quorumLockAcquire(keys.length, ...keys, value, ttlArg),
-                (reply) => reply === 1,
-                this.#trusts,
-              );
-        let won = await round.decided;
-        const lockWon = won;
-        let token: number | undefined;
-        if (won && counters) {
-          const seen = Math.max(0, ...round.replies.map((r) => (typeof r === 'number' ? r : 0)));
-          token = await issueFencingToken(this.#masters, this.options.fencingQuorum, timeout, counters, seen + 1, this.#trusts);
-          won = token !== undefined;
-        }
-        const validUntil = validUntilOf(start, ttl, this.options.driftFactor);
-        if (won && validUntil > now()) {
-          const lock = new Lock(this, resources, keys, value, ttl, validUntil, token);
-          if (signal?.aborted || closing.aborted) {
-            void this.releaseKeys(keys, value, timeout, true);
-            throw signal?.aborted ? signal.reason : this.closedError();
+        const result = await acquireRound(context, { keys, counters, value, ttl });
+        const validUntil = validUntilOf(result.start, ttl, driftFactor);
+        if (result.outcome === 'granted' && validUntil > now()) {
+          if (budget.stopped) {
+            void this.releaseKeys(keys, value, context.timeout, true);
+            budget.throwIfStopped();
           }
+          const lock = new Lock(this, resources, keys, value, ttl, validUntil, result.token);
           this.track(lock);
           return lock;
         }
         // Failed: release on ALL masters, the ones that said no or timed out included (silently: nothing was free).
-        const released = this.releaseKeys(keys, value, timeout, false);
-        const left = deadline - now();
-        const outOfTime = left <= 0;
-        if (turns > retry.retryCount || outOfTime || signal?.aborted || closing.aborted) {
-          await Promise.all([released.settled, round.settled]);
-          signal?.throwIfAborted();
-          if (closing.aborted) throw this.closedError();
-          const why = lockWon ? (won ? 'too-late' : 'fencing') : 'votes';
-          throw this.acquisitionError(resources, turns, round.outcomes, why, retry, outOfTime && !single);
+        const released = this.releaseKeys(keys, value, context.timeout, false);
+        if (budget.exhausted) {
+          const spent = budget.spent;
+          await Promise.all([released.settled, result.round.settled]);
+          budget.throwIfStopped();
+          throw LockAcquisitionError.of({
+            resources,
+            attempts: budget.attempts,
+            outcomes: settledOutcomes(result.round.outcomes, this.#masters),
+            reason: result.outcome === 'granted' ? 'too-late' : result.outcome,
+            budget: spent,
+          });
         }
-        ticket ??= this.#wakeups.join(keys);
       }
     } finally {
-      ticket?.leave();
+      budget.leave();
     }
+  }
+
+  private roundContext(timeout: number): RoundContext {
+    return { masters: this.#masters, quorum: this.quorum, timeout, fencingQuorum: this.options.fencingQuorum, trusts: this.#trusts };
   }
 
   private track(lock: Lock): void {
@@ -333,31 +327,12 @@ export class Redlock implements LockIssuer {
     return false;
   }
 
-  private acquisitionError(
-    resources: string[],
-    attempts: number,
-    outcomes: readonly (MasterOutcome | undefined)[],
-    failure: 'votes' | 'too-late' | 'fencing',
-    retry: ReturnType<typeof resolveRetryOptions>,
-    outOfTime: boolean,
-  ): LockAcquisitionError {
-    const settled = outcomes.map((o, i) => o ?? { master: this.#masters[i].label, status: 'timeout' as const });
-    const why =
-      failure === 'too-late'
-        ? 'the quorum was won too late: no validity was left (raise `ttl` or lower latency)'
-        : failure === 'fencing'
-          ? 'the lock was won but no quorum of masters took its fencing token'
-          : `${this.quorum} of ${this.#masters.length} masters are needed; last attempt: ${describeOutcomes(settled, 'held by another holder')}`;
-    const budget = outOfTime ? `within \`acquireTimeout\` (${retry.acquireTimeout} ms)` : `after ${attempts} attempt${attempts === 1 ? '' : 's'} (\`retryCount\` ${retry.retryCount})`;
-    return new LockAcquisitionError(resources, attempts, settled, `Could not lock ${quote(resources)} ${budget}: ${why}.`);
-  }
-
   /** Used by `Lock.extend()`. @internal */
   async extendLock(lock: Lock, ttl: number): Promise<void> {
     checkTtl(ttl);
     if (lock.lostReason) throw lock.lostReason;
     if (!lock.isHeld) {
-      const reason = new LockLostError(lock.resources, `Cannot extend the lock on ${quote(lock.resources)}: it was released or its validity ended. A lapsed lock is never revived; acquire it again.`);
+      const reason = lock.releaseRequested ? LockLostError.released(lock.resources) : LockLostError.lapsed(lock.resources);
       lock.markLost(reason);
       throw reason;
     }
@@ -380,19 +355,15 @@ export class Redlock implements LockIssuer {
     }
     const refused = round.outcomes.filter((o) => o?.status === 'refused').length;
     if (refused > this.#masters.length - this.quorum || !lock.isHeld) {
-      const reason = new LockLostError(
-        lock.resources,
-        `The lock on ${quote(lock.resources)} was lost: ${refused > this.#masters.length - this.quorum ? `${refused} of ${this.#masters.length} masters no longer hold it` : 'its validity ended before a quorum extended it'}.`,
-      );
+      const reason =
+        refused > this.#masters.length - this.quorum
+          ? LockLostError.majorityLost(lock.resources, refused, this.#masters.length)
+          : LockLostError.notRenewed(lock.resources);
       lock.markLost(reason);
       this.untrack(lock);
       throw reason;
     }
-    throw new LockExtensionError(
-      lock.resources,
-      round.outcomes.map((o, i) => o ?? { master: this.#masters[i].label, status: 'timeout' as const }),
-      `Could not extend the lock on ${quote(lock.resources)}: ${describeOutcomes(round.outcomes, 'no longer holding it')}. It stays valid for ${Math.round(lock.validity)} ms.`,
-    );
+    throw LockExtensionError.of(lock.resources, settledOutcomes(round.outcomes, this.#masters), lock.validity);
   }
 
   /** Used by `Lock.release()`. @internal */
@@ -419,24 +390,21 @@ export class Redlock implements LockIssuer {
     );
   }
 
-  private closedError(): RedlockError {
-    return new RedlockError('Redlock is closed (the application is shutting down); no new lock can be acquired.');
-  }
-
   /**
-   * Stops every renewal, aborts pending acquisitions, marks held locks lost (their signals abort),
+   * Resigns every leadership, stops every renewal, aborts pending acquisitions, marks held locks lost (their signals abort),
    * releases them on every master within `commandTimeout`, then closes only the connections the
    * library opened. Idempotent.
    */
   async close(): Promise<void> {
     if (this.#closing.signal.aborted) return;
-    this.#closing.abort(this.closedError());
+    await Promise.all([...this.#leaderships].map((leadership) => leadership.resign()));
+    this.#closing.abort(new RedlockClosedError());
     const held = [...this.#held];
     this.#held.clear();
     this.#heldKeys.clear();
     await Promise.all(
       held.map((lock) => {
-        lock.markLost(new LockLostError(lock.resources, `The lock on ${quote(lock.resources)} was released because the application is shutting down.`));
+        lock.markLost(LockLostError.shutdown(lock.resources));
         return this.releaseKeys(lock.keys, lock.value, this.options.commandTimeout, true).settled;
       }),
     );
