@@ -28,6 +28,8 @@ import { RestartGuard } from './restart-guard.js';
 import { AttemptBudget } from './retry.js';
 import { quorumOf, voteRound, type MasterOutcome, type VoteRound } from './votes.js';
 import { releaseChannelOf, Wakeups } from './wakeups.js';
+import { inspectResource, type LockInspection } from './inspect.js';
+import { noteAttempt, noteOutcomes, publishLost, traceAcquire, traceLockOperation, tracing } from '../ops/diagnostics.js';
 
 /**
  * Per-call options of `acquire()` and `using()`.
@@ -120,6 +122,21 @@ export class Redlock implements LockIssuer, Campaigner {
     return this.#masters.map((_, i) => this.#guard?.distrustedFor(i) ?? 0);
   }
 
+  /**
+   * Reads what every master holds for `resource` without acquiring or writing anything: each
+   * master's holder value and remaining PTTL (or its error), whether one holder has a quorum, and a
+   * conservative estimate of that holder's remaining validity; with fencing, the counters too.
+   *
+   * @example
+   * const view = await redlock.inspect('order:42');
+   * console.log(view.held ? `held, ${view.validity} ms left` : 'free');
+   */
+  inspect(resource: string): Promise<LockInspection> {
+    const [name] = this.checkResources(resource);
+    const { keyPrefix, fencingPrefix, fencing, commandTimeout, driftFactor } = this.options;
+    return inspectResource(this.#masters, this.quorum, commandTimeout, driftFactor, name, keyPrefix + name, fencingPrefix + name, fencing);
+  }
+
   /** Opens the connections the library owns, waiting up to `connectTimeout`; masters still down are retried in the background. */
   connect(): Promise<void> {
     return connectMasters(this.#masters, this.options.connectTimeout);
@@ -142,7 +159,8 @@ export class Redlock implements LockIssuer, Campaigner {
     const lockTtl = checkTtl(ttl ?? this.options.ttl);
     checkCallOptions(options);
     const retry = resolveRetryOptions(this.options, options);
-    const lock = await this.acquireChecked(names, lockTtl, { retry, signal: options?.signal, fencing: options?.fencing ?? this.options.fencing });
+    const acquire = () => this.acquireChecked(names, lockTtl, { retry, signal: options?.signal, fencing: options?.fencing ?? this.options.fencing });
+    const lock = await (tracing() ? traceAcquire('acquire', names, lockTtl, options, acquire) : acquire());
     if (options?.autoExtend) lock.renewWith(startRenewal(lock));
     return lock;
   }
@@ -158,12 +176,12 @@ export class Redlock implements LockIssuer, Campaigner {
   async tryAcquire(resources: string | readonly string[], ttl?: number): Promise<Lock | null> {
     const names = this.checkResources(resources);
     const lockTtl = checkTtl(ttl ?? this.options.ttl);
-    try {
-      return await this.acquireChecked(names, lockTtl, { retry: ONE_TRY, fencing: this.options.fencing });
-    } catch (error) {
-      if (error instanceof LockAcquisitionError && error.busy) return null;
-      throw error;
-    }
+    const tryOnce = (): Promise<Lock | null> =>
+      this.acquireChecked(names, lockTtl, { retry: ONE_TRY, fencing: this.options.fencing }).catch((error: unknown) => {
+        if (error instanceof LockAcquisitionError && error.busy) return null;
+        throw error;
+      });
+    return tracing() ? traceAcquire('tryAcquire', names, lockTtl, undefined, tryOnce) : tryOnce();
   }
 
   /**
@@ -202,7 +220,8 @@ export class Redlock implements LockIssuer, Campaigner {
       return result;
     }
 
-    const lock = await this.acquireChecked(missing, lockTtl, { retry, signal: options?.signal, fencing: options?.fencing ?? this.options.fencing });
+    const acquire = () => this.acquireChecked(missing, lockTtl, { retry, signal: options?.signal, fencing: options?.fencing ?? this.options.fencing });
+    const lock = await (tracing() ? traceAcquire('using', missing, lockTtl, options, acquire) : acquire());
     lock.renewWith(startRenewal(lock));
     let result: T;
     try {
@@ -278,6 +297,7 @@ export class Redlock implements LockIssuer, Campaigner {
         await budget.nextAttempt();
         const value = randomBytes(16).toString('base64url');
         const result = await acquireRound(context, { keys, counters, value, ttl });
+        noteAttempt(budget.attempts, result.start, result.round.outcomes);
         const validUntil = validUntilOf(result.start, ttl, driftFactor);
         if (result.outcome === 'granted' && validUntil > now()) {
           if (budget.stopped) {
@@ -328,7 +348,11 @@ export class Redlock implements LockIssuer, Campaigner {
   }
 
   /** Used by `Lock.extend()`. @internal */
-  async extendLock(lock: Lock, ttl: number): Promise<void> {
+  extendLock(lock: Lock, ttl: number): Promise<void> {
+    return traceLockOperation('extend', lock, ttl, () => this.extendNow(lock, ttl));
+  }
+
+  private async extendNow(lock: Lock, ttl: number): Promise<void> {
     checkTtl(ttl);
     if (lock.lostReason) throw lock.lostReason;
     if (!lock.isHeld) {
@@ -347,6 +371,7 @@ export class Redlock implements LockIssuer, Campaigner {
       (reply) => reply === 1,
       this.#trusts,
     );
+    noteOutcomes(round.outcomes);
     const won = await round.decided;
     const validUntil = validUntilOf(start, ttl, this.options.driftFactor);
     if (won && lock.isHeld && validUntil > now()) {
@@ -367,10 +392,21 @@ export class Redlock implements LockIssuer, Campaigner {
   }
 
   /** Used by `Lock.release()`. @internal */
-  async releaseLock(lock: Lock): Promise<void> {
+  releaseLock(lock: Lock): Promise<void> {
+    return traceLockOperation('release', lock, lock.ttl, () => this.releaseNow(lock));
+  }
+
+  /** Used by `Lock` when it is lost: tells the channel and the log. @internal */
+  lockLost(lock: Lock, reason: LockLostError): void {
+    publishLost(lock, reason);
+  }
+
+  private async releaseNow(lock: Lock): Promise<void> {
     if (!lock.markReleased()) return;
     this.untrack(lock);
-    await this.releaseKeys(lock.keys, lock.value, commandTimeoutFor(lock.ttl, this.options.commandTimeout), true).decided;
+    const round = this.releaseKeys(lock.keys, lock.value, commandTimeoutFor(lock.ttl, this.options.commandTimeout), true);
+    noteOutcomes(round.outcomes);
+    await round.decided;
     for (const key of lock.keys) this.#wakeups.released(key, lock.value);
   }
 

@@ -4,6 +4,7 @@ import { compileLockKey, type LockKey } from '../core/key-template.js';
 import { checkCallOptions, checkTtl, resolveRetryOptions, type RetryOptions } from '../core/options.js';
 import { parameterNamesOf } from '../core/parameter-names.js';
 import { RedlockError } from '../errors/redlock.error.js';
+import { KEY_TEMPLATE, keyTemplateOf } from '../ops/diagnostics.js';
 import { RedlockService } from '../redlock.service.js';
 import { heldObservable, lockedObservable } from './locked-observable.js';
 
@@ -65,6 +66,7 @@ export function Locked(key: LockKey, ttlOrOptions?: number | LockedOptions): Met
     const original: unknown = descriptor.value;
     const owner = typeof target === 'function' ? target.name : target.constructor.name;
     const where = `${owner}.${String(propertyKey)}`;
+    (options as Record<symbol, unknown>)[KEY_TEMPLATE] = keyTemplateOf(key, where); // for the diagnostics channels and metrics
     if (typeof original !== 'function') {
       throw new RedlockError(`@Locked on ${where}: it decorates methods only.`);
     }
