@@ -26,6 +26,8 @@ import { RestartGuard } from './restart-guard.js';
 import { jitteredDelay } from './retry.js';
 import { describeOutcomes, quorumOf, voteRound, type MasterOutcome, type VoteRound } from './votes.js';
 import { releaseChannelOf, Wakeups, type Ticket } from './wakeups.js';
+import { checkLockMode, coversRequest, setShape, shapeOf, type LockModeOptions, type RequestedShape } from './lock-mode.js';
+import * as shared from './shared-rounds.js';
 
 /**
  * Per-call options of `acquire()` and `using()`.
@@ -34,7 +36,7 @@ import { releaseChannelOf, Wakeups, type Ticket } from './wakeups.js';
  * await redlock.acquire('report', 30_000, { acquireTimeout: 2_000, signal: AbortSignal.timeout(5_000) });
  * @publicApi
  */
-export interface AcquireOptions extends RetryOptions {
+export interface AcquireOptions extends RetryOptions, LockModeOptions {
   /** Gives up waiting when this signal aborts; the acquisition rejects with `signal.reason`. */
   signal?: AbortSignal;
   /** `acquire()` only: renew the lock automatically until it is released (as `using()` does). @default false */
@@ -42,6 +44,15 @@ export interface AcquireOptions extends RetryOptions {
   /** Issue a fencing token with this lock (`lock.fencingToken`). @default the `fencing` option */
   fencing?: boolean;
 }
+
+/**
+ * Per-call options of `tryAcquire()`.
+ *
+ * @example
+ * const permit = await redlock.tryAcquire(`export:${tenant}`, 60_000, { limit: 3 });
+ * @publicApi
+ */
+export type TryAcquireOptions = Pick<AcquireOptions, 'mode' | 'limit' | 'fencing'>;
 
 const quote = (resources: readonly string[]): string => resources.map((r) => JSON.stringify(r)).join(', ');
 
@@ -121,8 +132,9 @@ export class Redlock implements LockIssuer {
     const names = this.checkResources(resources);
     const lockTtl = checkTtl(ttl ?? this.options.ttl);
     checkCallOptions(options);
+    const shape = checkLockMode(options, names.length);
     const retry = resolveRetryOptions(this.options, options);
-    const lock = await this.acquireChecked(names, lockTtl, retry, options?.signal, false, options?.fencing ?? this.options.fencing);
+    const lock = await this.acquireChecked(names, lockTtl, retry, options?.signal, false, options?.fencing ?? this.options.fencing, shape);
     if (options?.autoExtend) lock.renewWith(startRenewal(lock));
     return lock;
   }
@@ -135,9 +147,11 @@ export class Redlock implements LockIssuer {
    * const lock = await redlock.tryAcquire('nightly-report', 60_000);
    * if (!lock) return; // another instance is on it
    */
-  async tryAcquire(resources: string | readonly string[], ttl?: number): Promise<Lock | null> {
+  async tryAcquire(resources: string | readonly string[], ttl?: number, options?: TryAcquireOptions): Promise<Lock | null> {
     const names = this.checkResources(resources);
     const lockTtl = checkTtl(ttl ?? this.options.ttl);
+    checkCallOptions(options);
+    const shape = checkLockMode(options, names.length);
     try {
       return await this.acquireChecked(
         names,
@@ -145,7 +159,8 @@ export class Redlock implements LockIssuer {
         { retryCount: 0, retryDelay: 0, retryJitter: 0, acquireTimeout: undefined },
         undefined,
         true,
-        this.options.fencing,
+        options?.fencing ?? this.options.fencing,
+        shape,
       );
     } catch (error) {
       if (error instanceof LockAcquisitionError && error.busy) return null;
@@ -173,13 +188,14 @@ export class Redlock implements LockIssuer {
     const lockTtl = checkTtl(ttl ?? this.options.ttl);
     if (typeof fn !== 'function') throw new RedlockConfigError('fn', `\`fn\` must be the function to run under the lock; got ${typeof fn}.`);
     checkCallOptions(options);
+    const shape = checkLockMode(options, names.length);
     const retry = resolveRetryOptions(this.options, options);
 
     const inherited = new Set<Lock>();
     const missing: string[] = [];
     for (const name of names) {
       const held = lockHeldInChain(this, this.options.keyPrefix + name);
-      if (held) inherited.add(held);
+      if (held && coversRequest(held, shape, name)) inherited.add(held);
       else missing.push(name);
     }
     if (missing.length === 0) {
@@ -189,7 +205,7 @@ export class Redlock implements LockIssuer {
       return result;
     }
 
-    const lock = await this.acquireChecked(missing, lockTtl, retry, options?.signal, false, options?.fencing ?? this.options.fencing);
+    const lock = await this.acquireChecked(missing, lockTtl, retry, options?.signal, false, options?.fencing ?? this.options.fencing, shape);
     lock.renewWith(startRenewal(lock));
     let result: T;
     try {
@@ -226,6 +242,7 @@ export class Redlock implements LockIssuer {
     signal: AbortSignal | undefined,
     single: boolean,
     fencing: boolean,
+    shape: RequestedShape = undefined,
   ): Promise<Lock> {
     const closing = this.#closing.signal;
     const keys = resources.map((r) => this.options.keyPrefix + r);
@@ -241,6 +258,7 @@ export class Redlock implements LockIssuer {
     // in this process, whose release wakes it directly. The last turn is always a real attempt.
     let ticket = retry.retryCount > 0 && this.#wakeups.isQueued(keys) ? this.#wakeups.join(keys) : undefined;
     let turns = 0;
+    let writer: string | undefined;
     try {
       for (let mustWait = ticket !== undefined; ; mustWait = true) {
         if (mustWait) {
@@ -256,7 +274,10 @@ export class Redlock implements LockIssuer {
         turns++;
         const value = randomBytes(16).toString('base64url');
         const start = now();
-        const round = counters
+        const sharedAttempt = shape ? await this.sharedAttempt(shape, keys, value, ttlArg, timeout) : undefined;
+        const round = sharedAttempt
+          ? sharedAttempt.round
+          : counters
           ? voteRound(
               this.#masters,
               this.quorum,
@@ -286,22 +307,32 @@ export class Redlock implements LockIssuer {
         const lockWon = won;
         let token: number | undefined;
         if (won && counters) {
-          const seen = Math.max(0, ...round.replies.map((r) => (typeof r === 'number' ? r : 0)));
+          const seen = shape ? 0 : Math.max(0, ...round.replies.map((r) => (typeof r === 'number' ? r : 0)));
           token = await issueFencingToken(this.#masters, this.options.fencingQuorum, timeout, counters, seen + 1, this.#trusts);
           won = token !== undefined;
         }
         const validUntil = validUntilOf(start, ttl, this.options.driftFactor);
         if (won && validUntil > now()) {
           const lock = new Lock(this, resources, keys, value, ttl, validUntil, token);
+          if (shape) setShape(lock, shape.kind === 'permit' ? { ...shape, slot: sharedAttempt!.slot } : shape);
           if (signal?.aborted || closing.aborted) {
-            void this.releaseKeys(keys, value, timeout, true);
+            void this.releaseHeld(lock, timeout, true);
             throw signal?.aborted ? signal.reason : this.closedError();
           }
           this.track(lock);
+          // Others of this process queued behind a shared lock may share it too: pass the wake-up on.
+          if (shape && ticket) for (const key of keys) this.#wakeups.released(key, value);
           return lock;
         }
         // Failed: release on ALL masters, the ones that said no or timed out included (silently: nothing was free).
-        const released = this.releaseKeys(keys, value, timeout, false);
+        const released = sharedAttempt ? { settled: Promise.all(sharedAttempt.cleanUp().map((r) => r.settled)) } : this.releaseKeys(keys, value, timeout, false);
+        if (sharedAttempt?.heldLimit !== undefined && shape?.kind === 'permit') {
+          await released.settled;
+          throw new RedlockConfigError(
+            'limit',
+            `\`limit\` ${shape.limit} differs from the limit ${sharedAttempt.heldLimit} that the holders of ${quote(resources)} use; every holder of a counting lock must use the same limit.`,
+          );
+        }
         const left = deadline - now();
         const outOfTime = left <= 0;
         if (turns > retry.retryCount || outOfTime || signal?.aborted || closing.aborted) {
@@ -312,14 +343,40 @@ export class Redlock implements LockIssuer {
           throw this.acquisitionError(resources, turns, round.outcomes, why, retry, outOfTime && !single);
         }
         ticket ??= this.#wakeups.join(keys);
+        if (!shape) {
+          // A waiting writer holds off new readers (writer preference), for a little longer than its next attempt.
+          writer ??= randomBytes(16).toString('base64url');
+          shared.registerWriter(this.roundContext(timeout), keys, writer, 2 * (retry.retryDelay + retry.retryJitter) + 2 * timeout + 50);
+        }
       }
     } finally {
       ticket?.leave();
+      if (writer) shared.withdrawWriter(this.roundContext(timeout), keys, writer); // won or gave up: stop holding readers off
     }
+  }
+
+  private roundContext(timeout: number): shared.RoundContext {
+    return { masters: this.#masters, quorum: this.quorum, timeout, trusts: this.#trusts };
+  }
+
+  /** One attempt at a read lock or a permit of a counting lock. */
+  private sharedAttempt(shape: NonNullable<RequestedShape>, keys: string[], value: string, ttl: string, timeout: number): Promise<shared.SharedAttempt> | shared.SharedAttempt {
+    const ctx = this.roundContext(timeout);
+    if (shape.kind === 'read') return shared.readAttempt(ctx, keys, value, ttl);
+    return shared.permitAttempt(ctx, keys[0], shape.limit, Math.floor(Math.random() * shape.limit), value, ttl);
+  }
+
+  /** Releases a held lock of any kind on every master. */
+  private releaseHeld(lock: Lock, timeout: number, announce: boolean): { decided: Promise<boolean>; settled: Promise<void> } {
+    const shape = shapeOf(lock);
+    if (shape?.kind === 'read') return shared.releaseRead(this.roundContext(timeout), lock.keys, lock.value, announce);
+    if (shape?.kind === 'permit') return shared.releasePermit(this.roundContext(timeout), lock.keys[0], shape.limit, shape.slot, lock.value, announce);
+    return this.releaseKeys(lock.keys, lock.value, timeout, announce);
   }
 
   private track(lock: Lock): void {
     this.#held.add(lock);
+    if (shapeOf(lock)) return; // shared: holders here do not stop waiters here from polling
     for (const key of lock.keys) this.#heldKeys.set(key, lock);
   }
 
@@ -364,14 +421,20 @@ export class Redlock implements LockIssuer {
     if (ttl > this.#largestTtl) this.#largestTtl = ttl;
     const timeout = commandTimeoutFor(ttl, this.options.commandTimeout);
     const start = now();
-    const round = voteRound(
-      this.#masters,
-      this.quorum,
-      timeout,
-      (m) => m.scripts.quorumLockExtend(lock.keys.length, ...lock.keys, lock.value, String(ttl)),
-      (reply) => reply === 1,
-      this.#trusts,
-    );
+    const shape = shapeOf(lock);
+    const round =
+      shape?.kind === 'read'
+        ? shared.extendRead(this.roundContext(timeout), lock.keys, lock.value, String(ttl))
+        : shape?.kind === 'permit'
+          ? shared.extendPermit(this.roundContext(timeout), lock.keys[0], shape.limit, shape.slot, lock.value, String(ttl))
+          : voteRound(
+              this.#masters,
+              this.quorum,
+              timeout,
+              (m) => m.scripts.quorumLockExtend(lock.keys.length, ...lock.keys, lock.value, String(ttl)),
+              (reply) => reply === 1,
+              this.#trusts,
+            );
     const won = await round.decided;
     const validUntil = validUntilOf(start, ttl, this.options.driftFactor);
     if (won && lock.isHeld && validUntil > now()) {
@@ -399,7 +462,7 @@ export class Redlock implements LockIssuer {
   async releaseLock(lock: Lock): Promise<void> {
     if (!lock.markReleased()) return;
     this.untrack(lock);
-    await this.releaseKeys(lock.keys, lock.value, commandTimeoutFor(lock.ttl, this.options.commandTimeout), true).decided;
+    await this.releaseHeld(lock, commandTimeoutFor(lock.ttl, this.options.commandTimeout), true).decided;
     for (const key of lock.keys) this.#wakeups.released(key, lock.value);
   }
 
@@ -437,7 +500,7 @@ export class Redlock implements LockIssuer {
     await Promise.all(
       held.map((lock) => {
         lock.markLost(new LockLostError(lock.resources, `The lock on ${quote(lock.resources)} was released because the application is shutting down.`));
-        return this.releaseKeys(lock.keys, lock.value, this.options.commandTimeout, true).settled;
+        return this.releaseHeld(lock, this.options.commandTimeout, true).settled;
       }),
     );
     this.#wakeups.close();
