@@ -321,7 +321,7 @@ export class Redlock implements LockIssuer {
           }
           this.track(lock);
           // Others of this process queued behind a shared lock may share it too: pass the wake-up on.
-          if (shape && ticket) for (const key of keys) this.#wakeups.released(key, value);
+          if (shape && ticket) for (const key of keys) this.#wakeups.released(key, `${value}:granted`); // not the value: its release must still wake
           return lock;
         }
         // Failed: release on ALL masters, the ones that said no or timed out included (silently: nothing was free).
