@@ -47,14 +47,23 @@ export function checkLockMode(options: LockModeOptions | undefined, resourceCoun
   if (options === undefined || options === null || typeof options !== 'object') return undefined;
   const { mode, limit } = options;
   if (mode !== undefined && mode !== 'read' && mode !== 'write') {
-    throw new RedlockConfigError('mode', `\`mode\` must be 'read' or 'write'; got ${typeof mode === 'string' ? JSON.stringify(mode) : String(mode)}.`);
+    throw new RedlockConfigError(
+      'mode',
+      `\`mode\` must be 'read' or 'write'; got ${typeof mode === 'string' ? JSON.stringify(mode) : String(mode)}.`,
+    );
   }
   if (limit !== undefined) {
     if (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 1) {
-      throw new RedlockConfigError('limit', `\`limit\` must be a positive whole number (the most holders at once); got ${typeof limit === 'string' ? JSON.stringify(limit) : String(limit)}.`);
+      throw new RedlockConfigError(
+        'limit',
+        `\`limit\` must be a positive whole number (the most holders at once); got ${typeof limit === 'string' ? JSON.stringify(limit) : String(limit)}.`,
+      );
     }
     if (mode === 'read') {
-      throw new RedlockConfigError('mode', "`mode: 'read'` cannot be combined with `limit`: a counting lock has no readers and writers (use one or the other).");
+      throw new RedlockConfigError(
+        'mode',
+        "`mode: 'read'` cannot be combined with `limit`: a counting lock has no readers and writers (use one or the other).",
+      );
     }
     if (resourceCount > 1) {
       throw new RedlockConfigError('limit', '`limit` applies to one resource per call; lock the resources one by one.');

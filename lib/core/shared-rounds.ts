@@ -57,13 +57,14 @@ export async function permitAttempt(
   const limitKey = limitKeyOf(key);
   const tried: number[] = [];
   const cleanUp = (): VoteRound[] => tried.map((slot) => releasePermit(ctx, key, limit, slot, value, false));
-  for (let slot = first; ; ) {
+  for (let slot = first; ;) {
     tried.push(slot);
     const round = voteRound(
       ctx.masters,
       ctx.quorum,
       ctx.timeout,
-      (m) => semaphoreScripts(m.client).quorumLockPermitAcquire(limit + 1, ...slots, limitKey, value, ttl, limit, slot + 1),
+      (m) =>
+        semaphoreScripts(m.client).quorumLockPermitAcquire(limit + 1, ...slots, limitKey, value, ttl, limit, slot + 1),
       (reply) => Array.isArray(reply) && reply[0] === 1,
       ctx.trusts,
     );
@@ -77,7 +78,8 @@ export async function permitAttempt(
       if (r[0] === 0 && typeof r[1] === 'string') for (let i = 0; i < limit; i++) if (r[1][i] === '1') free[i]++;
     }
     let next = -1;
-    for (let i = 0; i < limit; i++) if (!tried.includes(i) && free[i] >= ctx.quorum && (next < 0 || free[i] > free[next])) next = i;
+    for (let i = 0; i < limit; i++)
+      if (!tried.includes(i) && free[i] >= ctx.quorum && (next < 0 || free[i] > free[next])) next = i;
     if (next < 0) return { round, won, slot, cleanUp };
     releasePermit(ctx, key, limit, slot, value, false); // a minority may hold it for us: free it now
     slot = next;
@@ -87,27 +89,54 @@ export async function permitAttempt(
 /** Registers a waiting writer on every master (new readers are refused while it lasts). */
 export function registerWriter(ctx: RoundContext, keys: readonly string[], waiter: string, ttl: number): void {
   const intents = keys.map(intentKeyOf);
-  voteRound(ctx.masters, ctx.quorum, ctx.timeout, (m) => rwScripts(m.client).quorumLockWriterWaiting(intents.length, ...intents, waiter, String(ttl)), () => true);
+  voteRound(
+    ctx.masters,
+    ctx.quorum,
+    ctx.timeout,
+    (m) => rwScripts(m.client).quorumLockWriterWaiting(intents.length, ...intents, waiter, String(ttl)),
+    () => true,
+  );
 }
 
 /** Withdraws a writer's intent (it got the lock or gave up). */
 export function withdrawWriter(ctx: RoundContext, keys: readonly string[], waiter: string): void {
   const intents = keys.map(intentKeyOf);
-  voteRound(ctx.masters, ctx.quorum, ctx.timeout, (m) => rwScripts(m.client).quorumLockWriterDone(intents.length, ...intents, waiter), () => true);
+  voteRound(
+    ctx.masters,
+    ctx.quorum,
+    ctx.timeout,
+    (m) => rwScripts(m.client).quorumLockWriterDone(intents.length, ...intents, waiter),
+    () => true,
+  );
 }
 
 /** Extends a reader on all masters. */
 export function extendRead(ctx: RoundContext, keys: readonly string[], value: string, ttl: string): VoteRound {
-  return voteRound(ctx.masters, ctx.quorum, ctx.timeout, (m) => rwScripts(m.client).quorumLockReadExtend(keys.length, ...keys, value, ttl), (r) => r === 1, ctx.trusts);
-}
-
-/** Extends a permit (and the limit record beside it) on all masters. */
-export function extendPermit(ctx: RoundContext, key: string, limit: number, slot: number, value: string, ttl: string): VoteRound {
   return voteRound(
     ctx.masters,
     ctx.quorum,
     ctx.timeout,
-    (m) => semaphoreScripts(m.client).quorumLockPermitExtend(2, permitKeyOf(key, slot), limitKeyOf(key), value, ttl, limit),
+    (m) => rwScripts(m.client).quorumLockReadExtend(keys.length, ...keys, value, ttl),
+    (r) => r === 1,
+    ctx.trusts,
+  );
+}
+
+/** Extends a permit (and the limit record beside it) on all masters. */
+export function extendPermit(
+  ctx: RoundContext,
+  key: string,
+  limit: number,
+  slot: number,
+  value: string,
+  ttl: string,
+): VoteRound {
+  return voteRound(
+    ctx.masters,
+    ctx.quorum,
+    ctx.timeout,
+    (m) =>
+      semaphoreScripts(m.client).quorumLockPermitExtend(2, permitKeyOf(key, slot), limitKeyOf(key), value, ttl, limit),
     (r) => r === 1,
     ctx.trusts,
   );
@@ -116,17 +145,39 @@ export function extendPermit(ctx: RoundContext, key: string, limit: number, slot
 /** Removes a reader on all masters; with `announce`, publishes on each key's release channel. */
 export function releaseRead(ctx: RoundContext, keys: readonly string[], value: string, announce: boolean): VoteRound {
   const args = [...keys, value, announce ? '1' : '0', ...keys.map(releaseChannelOf)];
-  return voteRound(ctx.masters, ctx.quorum, ctx.timeout, (m) => rwScripts(m.client).quorumLockReadRelease(keys.length, ...args), () => true);
+  return voteRound(
+    ctx.masters,
+    ctx.quorum,
+    ctx.timeout,
+    (m) => rwScripts(m.client).quorumLockReadRelease(keys.length, ...args),
+    () => true,
+  );
 }
 
 /** Frees a permit slot on all masters (compare-and-delete); the limit record goes with the last slot. */
-export function releasePermit(ctx: RoundContext, key: string, limit: number, slot: number, value: string, announce: boolean): VoteRound {
+export function releasePermit(
+  ctx: RoundContext,
+  key: string,
+  limit: number,
+  slot: number,
+  value: string,
+  announce: boolean,
+): VoteRound {
   const slots = Array.from({ length: limit }, (_, i) => permitKeyOf(key, i));
   return voteRound(
     ctx.masters,
     ctx.quorum,
     ctx.timeout,
-    (m) => semaphoreScripts(m.client).quorumLockPermitRelease(limit + 1, ...slots, limitKeyOf(key), value, slot + 1, announce ? '1' : '0', releaseChannelOf(key)),
+    (m) =>
+      semaphoreScripts(m.client).quorumLockPermitRelease(
+        limit + 1,
+        ...slots,
+        limitKeyOf(key),
+        value,
+        slot + 1,
+        announce ? '1' : '0',
+        releaseChannelOf(key),
+      ),
     () => true,
   );
 }

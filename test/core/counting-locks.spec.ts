@@ -1,7 +1,24 @@
 import { describe, expect, it } from '@jest/globals';
 import type { Redis } from 'ioredis';
-import { abortOf, dbsizesOn, rejectionOf, resourceName, sleep, timed, useMasters, waitFor, whilePaused } from './helpers.js';
-import { LockAcquisitionError, LockLostError, RedlockConfigError, lockModeOf, type Lock, type Redlock } from '../../lib/index.js';
+import {
+  abortOf,
+  dbsizesOn,
+  rejectionOf,
+  resourceName,
+  sleep,
+  timed,
+  useMasters,
+  waitFor,
+  whilePaused,
+} from './helpers.js';
+import {
+  LockAcquisitionError,
+  LockLostError,
+  RedlockConfigError,
+  lockModeOf,
+  type Lock,
+  type Redlock,
+} from '../../lib/index.js';
 
 /** The permit slot key of `lock` (a counting lock) on the masters: the one holding its value on a quorum. */
 async function slotKeyOf(clients: readonly Redis[], resource: string, limit: number, lock: Lock): Promise<string> {
@@ -153,7 +170,9 @@ describe('counting locks: `limit: n` (5 masters)', () => {
     const redlock = await set.redlock({ commandTimeout: 150 });
     const resource = resourceName('hung');
     await whilePaused(set.masters.slice(3), async () => {
-      const locks = await Promise.all([1, 2].map(() => redlock.acquire(resource, 3_000, { limit: 2, retryCount: 5, retryDelay: 20, retryJitter: 5 })));
+      const locks = await Promise.all(
+        [1, 2].map(() => redlock.acquire(resource, 3_000, { limit: 2, retryCount: 5, retryDelay: 20, retryJitter: 5 })),
+      );
       expect(await redlock.tryAcquire(resource, 3_000, { limit: 2 })).toBeNull();
       await Promise.all(locks.map((l) => l.release()));
     });
@@ -195,12 +214,17 @@ describe('counting locks: `limit: n` (5 masters)', () => {
       resource,
       2_000,
       async (outer) =>
-        redlock.using(resource, 2_000, async (inner) => {
-          expect(inner).toBe(outer);
-          const error = await rejectionOf(redlock.using(resource, 2_000, () => 1, { limit: 2 }));
-          expect((error as RedlockConfigError).option).toBe('limit');
-          return 'nested';
-        }, { limit: 1, retryCount: 0 }),
+        redlock.using(
+          resource,
+          2_000,
+          async (inner) => {
+            expect(inner).toBe(outer);
+            const error = await rejectionOf(redlock.using(resource, 2_000, () => 1, { limit: 2 }));
+            expect((error as RedlockConfigError).option).toBe('limit');
+            return 'nested';
+          },
+          { limit: 1, retryCount: 0 },
+        ),
       { limit: 1 },
     );
     expect(result).toBe('nested');

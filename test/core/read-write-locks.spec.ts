@@ -1,6 +1,14 @@
 import { describe, expect, it } from '@jest/globals';
 import { abortOf, dbsizesOn, rejectionOf, resourceName, sleep, timed, useMasters, whilePaused } from './helpers.js';
-import { LockAcquisitionError, LockLostError, RedlockConfigError, RedlockError, lockModeOf, type Lock, type Redlock } from '../../lib/index.js';
+import {
+  LockAcquisitionError,
+  LockLostError,
+  RedlockConfigError,
+  RedlockError,
+  lockModeOf,
+  type Lock,
+  type Redlock,
+} from '../../lib/index.js';
 
 describe("read-write locks: `mode: 'read' | 'write'` (5 masters)", () => {
   const set = useMasters(5);
@@ -82,12 +90,17 @@ describe("read-write locks: `mode: 'read' | 'write'` (5 masters)", () => {
       for (let i = 0; !stop && performance.now() < end; i++) {
         started.push(
           (i % 2 ? a : b)
-            .using(resource, 2_000, async () => {
-              readerHeld++;
-              readsDuringStream++;
-              await sleep(150);
-              readerHeld--;
-            }, { mode: 'read', ...patient })
+            .using(
+              resource,
+              2_000,
+              async () => {
+                readerHeld++;
+                readsDuringStream++;
+                await sleep(150);
+                readerHeld--;
+              },
+              { mode: 'read', ...patient },
+            )
             .catch(() => undefined),
         );
         await sleep(50);
@@ -97,10 +110,15 @@ describe("read-write locks: `mode: 'read' | 'write'` (5 masters)", () => {
     await sleep(400);
     expect(readerHeld).toBeGreaterThan(0);
     const { ms, error } = await timed(
-      b.using(resource, 2_000, async () => {
-        writerBesideReader = readerHeld > 0;
-        await sleep(50);
-      }, { mode: 'write', retryCount: Infinity, retryDelay: 50, retryJitter: 10, acquireTimeout: 6_000 }),
+      b.using(
+        resource,
+        2_000,
+        async () => {
+          writerBesideReader = readerHeld > 0;
+          await sleep(50);
+        },
+        { mode: 'write', retryCount: Infinity, retryDelay: 50, retryJitter: 10, acquireTimeout: 6_000 },
+      ),
     );
     const readsBeforeWriter = readsDuringStream;
     await sleep(500);
@@ -150,7 +168,9 @@ describe("read-write locks: `mode: 'read' | 'write'` (5 masters)", () => {
     const redlock = await set.redlock({ commandTimeout: 150 });
     const resource = resourceName('hung');
     await whilePaused(set.masters.slice(3), async () => {
-      const readers = await Promise.all([1, 2].map(() => redlock.acquire(resource, 3_000, { mode: 'read', retryCount: 0 })));
+      const readers = await Promise.all(
+        [1, 2].map(() => redlock.acquire(resource, 3_000, { mode: 'read', retryCount: 0 })),
+      );
       expect(await redlock.tryAcquire(resource, 3_000, { mode: 'write' })).toBeNull();
       await Promise.all(readers.map((l) => l.release()));
       const writer = await redlock.acquire(resource, 3_000, { mode: 'write', retryCount: 0 });
@@ -182,7 +202,13 @@ describe("read-write locks: `mode: 'read' | 'write'` (5 masters)", () => {
     const redlock = await set.redlock();
     const resource = resourceName('wake');
     const writer = await redlock.acquire(resource, 10_000);
-    const slow = { mode: 'read' as const, retryCount: Infinity, retryDelay: 5_000, retryJitter: 0, acquireTimeout: 20_000 };
+    const slow = {
+      mode: 'read' as const,
+      retryCount: Infinity,
+      retryDelay: 5_000,
+      retryJitter: 0,
+      acquireTimeout: 20_000,
+    };
     const readers = [0, 1, 2].map(async (i) => {
       await sleep(i * 20);
       return redlock.acquire(resource, 10_000, slow);
