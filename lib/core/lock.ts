@@ -130,6 +130,11 @@ export class Lock implements AsyncDisposable {
     if (this.#lossTimer) this.armLossTimer();
   }
 
+  /** True once `release()` was called. @internal */
+  get releaseRequested(): boolean {
+    return this.#releaseRequested;
+  }
+
   /** Marks the lock released; returns false when it already was. @internal */
   markReleased(): boolean {
     if (this.#releaseRequested) return false;
@@ -163,12 +168,7 @@ export class Lock implements AsyncDisposable {
     const delay = this.#validUntil - lossMarginOf(this.#ttl) - now();
     const expire = (): void => {
       this.#lossTimer = undefined;
-      this.markLost(
-        new LockLostError(
-          this.resources,
-          `The lock on ${this.resources.map((r) => JSON.stringify(r)).join(', ')} was not renewed before its validity ended; mutual exclusion is no longer guaranteed.`,
-        ),
-      );
+      this.markLost(this.#stopRenewal ? LockLostError.notRenewed(this.resources) : LockLostError.lapsed(this.resources));
     };
     if (delay <= 0) {
       this.#lossTimer = undefined;

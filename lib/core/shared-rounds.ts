@@ -1,17 +1,13 @@
-import type { Master } from './master.js';
-import { intentKeyOf, limitKeyOf, permitKeyOf } from './lock-mode.js';
+import { now } from './clock.js';
+import { issueFencingToken } from './fencing.js';
+import type { AcquireRequest, RoundContext, RoundResult } from './acquire-round.js';
+import { intentKeyOf, limitKeyOf, permitKeyOf, type SharedShape } from './lock-mode.js';
 import { rwScripts } from './rw-scripts.js';
 import { semaphoreScripts } from './semaphore-scripts.js';
 import { voteRound, type VoteRound } from './votes.js';
 import { releaseChannelOf } from './wakeups.js';
 
-/** What every vote round of shared locks needs. @internal */
-export interface RoundContext {
-  readonly masters: readonly Master[];
-  readonly quorum: number;
-  readonly timeout: number;
-  readonly trusts: ((index: number) => boolean) | undefined;
-}
+export type { RoundContext };
 
 /** The result of one acquisition attempt of a shared lock. @internal */
 export interface SharedAttempt {
@@ -24,6 +20,53 @@ export interface SharedAttempt {
   readonly heldLimit?: number;
   /** Releases what this attempt may have set on any master (silently), after a failure. */
   readonly cleanUp: () => VoteRound[];
+}
+
+/** A shared acquire round's result: an acquire round's, plus what only shared locks have. @internal */
+export interface SharedRoundResult extends RoundResult {
+  readonly slot: number;
+  readonly heldLimit?: number;
+  readonly cleanUp: () => VoteRound[];
+}
+
+/**
+ * One attempt at a read lock or a permit: the shared counterpart of `acquireRound` (same result,
+ * same fencing), as one round for a reader and up to `limit` rounds (one per slot) for a permit.
+ */
+export async function sharedAcquireRound(
+  context: RoundContext,
+  request: AcquireRequest,
+  shape: SharedShape,
+): Promise<SharedRoundResult> {
+  const start = now();
+  const { keys, value } = request;
+  const ttl = String(request.ttl);
+  let attempt: SharedAttempt;
+  if (shape.kind === 'read') {
+    attempt = readAttempt(context, keys, value, ttl);
+    attempt = { ...attempt, won: await attempt.round.decided };
+  } else {
+    attempt = await permitAttempt(context, keys[0], shape.limit, Math.floor(Math.random() * shape.limit), value, ttl);
+  }
+  const base = {
+    round: attempt.round,
+    start,
+    slot: attempt.slot,
+    heldLimit: attempt.heldLimit,
+    cleanUp: attempt.cleanUp,
+  };
+  if (!attempt.won) return { ...base, outcome: 'votes' };
+  if (!request.counters) return { ...base, outcome: 'granted' };
+  // Shared acquires do not read the counters: propose 1, the fence script answers with the highest.
+  const token = await issueFencingToken(
+    context.masters,
+    context.fencingQuorum,
+    context.timeout,
+    request.counters,
+    1,
+    context.trusts,
+  );
+  return token === undefined ? { ...base, outcome: 'fencing' } : { ...base, outcome: 'granted', token };
 }
 
 /** Reader acquire on all masters: granted where no writer holds and no writer waits. */
