@@ -5,6 +5,8 @@ import { lossMarginOf, now } from './clock.js';
 export interface LockIssuer {
   extendLock(lock: Lock, ttl: number): Promise<void>;
   releaseLock(lock: Lock): Promise<void>;
+  /** Told once when the lock is lost (for the `lost` channel and the log). */
+  lockLost?(lock: Lock, reason: LockLostError): void;
 }
 
 type LockState = 'held' | 'released' | 'lost';
@@ -155,6 +157,7 @@ export class Lock implements AsyncDisposable {
     clearTimeout(this.#lossTimer);
     this.#lossTimer = undefined;
     this.#controller?.abort(reason);
+    this.issuer.lockLost?.(this, reason);
   }
 
   /** True once `markLost` ran. @internal */

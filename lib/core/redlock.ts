@@ -30,6 +30,8 @@ import { quorumOf, voteRound, type MasterOutcome, type VoteRound } from './votes
 import { releaseChannelOf, Wakeups } from './wakeups.js';
 import { checkLockMode, coversRequest, setShape, shapeOf, type LockModeOptions, type RequestedShape } from './lock-mode.js';
 import * as shared from './shared-rounds.js';
+import { inspectResource, type LockInspection } from './inspect.js';
+import { noteAttempt, noteOutcomes, publishLost, traceAcquire, traceLockOperation, tracing } from '../ops/diagnostics.js';
 
 /**
  * Per-call options of `acquire()` and `using()`.
@@ -133,6 +135,21 @@ export class Redlock implements LockIssuer, Campaigner {
     return this.#masters.map((_, i) => this.#guard?.distrustedFor(i) ?? 0);
   }
 
+  /**
+   * Reads what every master holds for `resource` without acquiring or writing anything: each
+   * master's holder value and remaining PTTL (or its error), whether one holder has a quorum, and a
+   * conservative estimate of that holder's remaining validity; with fencing, the counters too.
+   *
+   * @example
+   * const view = await redlock.inspect('order:42');
+   * console.log(view.held ? `held, ${view.validity} ms left` : 'free');
+   */
+  inspect(resource: string): Promise<LockInspection> {
+    const [name] = this.checkResources(resource);
+    const { keyPrefix, fencingPrefix, fencing, commandTimeout, driftFactor } = this.options;
+    return inspectResource(this.#masters, this.quorum, commandTimeout, driftFactor, name, keyPrefix + name, fencingPrefix + name, fencing);
+  }
+
   /** Opens the connections the library owns, waiting up to `connectTimeout`; masters still down are retried in the background. */
   connect(): Promise<void> {
     return connectMasters(this.#masters, this.options.connectTimeout);
@@ -156,7 +173,8 @@ export class Redlock implements LockIssuer, Campaigner {
     checkCallOptions(options);
     const shape = checkLockMode(options, names.length);
     const retry = resolveRetryOptions(this.options, options);
-    const lock = await this.acquireChecked(names, lockTtl, { retry, signal: options?.signal, fencing: options?.fencing ?? this.options.fencing, shape });
+    const acquire = () => this.acquireChecked(names, lockTtl, { retry, signal: options?.signal, fencing: options?.fencing ?? this.options.fencing, shape });
+    const lock = await (tracing() ? traceAcquire('acquire', names, lockTtl, options, acquire) : acquire());
     if (options?.autoExtend) lock.renewWith(startRenewal(lock));
     return lock;
   }
@@ -174,12 +192,12 @@ export class Redlock implements LockIssuer, Campaigner {
     const lockTtl = checkTtl(ttl ?? this.options.ttl);
     checkCallOptions(options);
     const shape = checkLockMode(options, names.length);
-    try {
-      return await this.acquireChecked(names, lockTtl, { retry: ONE_TRY, fencing: options?.fencing ?? this.options.fencing, shape });
-    } catch (error) {
-      if (error instanceof LockAcquisitionError && error.busy) return null;
-      throw error;
-    }
+    const tryOnce = (): Promise<Lock | null> =>
+      this.acquireChecked(names, lockTtl, { retry: ONE_TRY, fencing: options?.fencing ?? this.options.fencing, shape }).catch((error: unknown) => {
+        if (error instanceof LockAcquisitionError && error.busy) return null;
+        throw error;
+      });
+    return tracing() ? traceAcquire('tryAcquire', names, lockTtl, options, tryOnce) : tryOnce();
   }
 
   /**
@@ -219,7 +237,8 @@ export class Redlock implements LockIssuer, Campaigner {
       return result;
     }
 
-    const lock = await this.acquireChecked(missing, lockTtl, { retry, signal: options?.signal, fencing: options?.fencing ?? this.options.fencing, shape });
+    const acquire = () => this.acquireChecked(missing, lockTtl, { retry, signal: options?.signal, fencing: options?.fencing ?? this.options.fencing, shape });
+    const lock = await (tracing() ? traceAcquire('using', missing, lockTtl, options, acquire) : acquire());
     lock.renewWith(startRenewal(lock));
     let result: T;
     try {
@@ -299,6 +318,7 @@ export class Redlock implements LockIssuer, Campaigner {
         const request = { keys, counters, value, ttl };
         const sharedResult = shape ? await shared.sharedAcquireRound(context, request, shape) : undefined;
         const result = sharedResult ?? (await acquireRound(context, request));
+        noteAttempt(budget.attempts, result.start, result.round.outcomes);
         const validUntil = validUntilOf(result.start, ttl, driftFactor);
         if (result.outcome === 'granted' && validUntil > now()) {
           const lock = new Lock(this, resources, keys, value, ttl, validUntil, result.token);
@@ -377,7 +397,11 @@ export class Redlock implements LockIssuer, Campaigner {
   }
 
   /** Used by `Lock.extend()`. @internal */
-  async extendLock(lock: Lock, ttl: number): Promise<void> {
+  extendLock(lock: Lock, ttl: number): Promise<void> {
+    return traceLockOperation('extend', lock, ttl, () => this.extendNow(lock, ttl));
+  }
+
+  private async extendNow(lock: Lock, ttl: number): Promise<void> {
     checkTtl(ttl);
     if (lock.lostReason) throw lock.lostReason;
     if (!lock.isHeld) {
@@ -402,6 +426,7 @@ export class Redlock implements LockIssuer, Campaigner {
               (reply) => reply === 1,
               this.#trusts,
             );
+    noteOutcomes(round.outcomes);
     const won = await round.decided;
     const validUntil = validUntilOf(start, ttl, this.options.driftFactor);
     if (won && lock.isHeld && validUntil > now()) {
@@ -422,10 +447,21 @@ export class Redlock implements LockIssuer, Campaigner {
   }
 
   /** Used by `Lock.release()`. @internal */
-  async releaseLock(lock: Lock): Promise<void> {
+  releaseLock(lock: Lock): Promise<void> {
+    return traceLockOperation('release', lock, lock.ttl, () => this.releaseNow(lock));
+  }
+
+  /** Used by `Lock` when it is lost: tells the channel and the log. @internal */
+  lockLost(lock: Lock, reason: LockLostError): void {
+    publishLost(lock, reason);
+  }
+
+  private async releaseNow(lock: Lock): Promise<void> {
     if (!lock.markReleased()) return;
     this.untrack(lock);
-    await this.releaseHeld(lock, commandTimeoutFor(lock.ttl, this.options.commandTimeout), true).decided;
+    const round = this.releaseHeld(lock, commandTimeoutFor(lock.ttl, this.options.commandTimeout), true);
+    noteOutcomes(round.outcomes);
+    await round.decided;
     for (const key of lock.keys) this.#wakeups.released(key, lock.value);
   }
 

@@ -5,6 +5,7 @@ import { checkCallOptions, checkTtl, resolveRetryOptions, type RetryOptions } fr
 import { parameterNamesOf } from '../core/parameter-names.js';
 import { checkLockMode, type LockModeOptions } from '../core/lock-mode.js';
 import { RedlockError } from '../errors/redlock.error.js';
+import { KEY_TEMPLATE, keyTemplateOf } from '../ops/diagnostics.js';
 import { RedlockService } from '../redlock.service.js';
 import { heldObservable, lockedObservable } from './locked-observable.js';
 
@@ -66,6 +67,7 @@ export function Locked(key: LockKey, ttlOrOptions?: number | LockedOptions): Met
     const original: unknown = descriptor.value;
     const owner = typeof target === 'function' ? target.name : target.constructor.name;
     const where = `${owner}.${String(propertyKey)}`;
+    (options as Record<symbol, unknown>)[KEY_TEMPLATE] = keyTemplateOf(key, where); // for the diagnostics channels and metrics
     if (typeof original !== 'function') {
       throw new RedlockError(`@Locked on ${where}: it decorates methods only.`);
     }
