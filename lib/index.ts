@@ -16,5 +16,6 @@ export type { LockKey } from './core/key-template.js';
 export type { MasterOutcome } from './core/votes.js';
 export { REDLOCK_DEFAULTS, type RedlockNode, type RedlockOptions, type RetryOptions } from './core/options.js';
 export * from './errors/index.js';
+export * from './filters/index.js';
 export type { LockInspection, MasterHolding } from './core/inspect.js';
 export type { AcquireContext, AcquireOutcome, LockLostMessage, LockOperationContext } from './ops/diagnostics.js';
