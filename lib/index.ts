@@ -6,7 +6,8 @@ export {
 } from './redlock.module-definition.js';
 export { RedlockService } from './redlock.service.js';
 export { Locked, type LockedOptions } from './decorators/index.js';
-export { Redlock, type AcquireOptions } from './core/redlock.js';
+export { Redlock, type AcquireOptions, type UsingOptions } from './core/redlock.js';
+export type { HoldOptions } from './core/hold-options.js';
 export { Lock } from './core/lock.js';
 export { currentLock } from './core/lock-context.js';
 export type { LockKey } from './core/key-template.js';

@@ -21,6 +21,7 @@ import {
   type RetryOptions,
 } from './options.js';
 import { issueFencingToken } from './fencing.js';
+import { resolveHoldOptions, type HoldOptions, type ResolvedHoldOptions } from './hold-options.js';
 import { startRenewal } from './renewal.js';
 import { RestartGuard } from './restart-guard.js';
 import { jitteredDelay } from './retry.js';
@@ -34,13 +35,22 @@ import { releaseChannelOf, Wakeups, type Ticket } from './wakeups.js';
  * await redlock.acquire('report', 30_000, { acquireTimeout: 2_000, signal: AbortSignal.timeout(5_000) });
  * @publicApi
  */
-export interface AcquireOptions extends RetryOptions {
+export interface AcquireOptions extends RetryOptions, HoldOptions {
   /** Gives up waiting when this signal aborts; the acquisition rejects with `signal.reason`. */
   signal?: AbortSignal;
   /** `acquire()` only: renew the lock automatically until it is released (as `using()` does). @default false */
   autoExtend?: boolean;
   /** Issue a fencing token with this lock (`lock.fencingToken`). @default the `fencing` option */
   fencing?: boolean;
+}
+
+/** Per-call options of `using()`: those of `acquire()` but `autoExtend` (a `using()` lock is always renewed). */
+export type UsingOptions = Omit<AcquireOptions, 'autoExtend'>;
+
+/** The limits of one renewed hold: when `minHold` ends, and the timer that ends it at `maxHold`. */
+interface HoldLimits {
+  minHoldUntil: number;
+  maxHoldTimer: NodeJS.Timeout | undefined;
 }
 
 const quote = (resources: readonly string[]): string => resources.map((r) => JSON.stringify(r)).join(', ');
@@ -66,6 +76,8 @@ export class Redlock implements LockIssuer {
   /** Which lock of this instance holds each key: a waiter need not poll a lock held here, whose release wakes it directly. */
   readonly #heldKeys = new Map<string, Lock>();
   readonly #closing = new AbortController();
+  /** `minHold` / `maxHold` of the locks that have them. */
+  readonly #limits = new WeakMap<Lock, HoldLimits>();
   readonly #wakeups: Wakeups;
   readonly #guard: RestartGuard | undefined;
   readonly #trusts: ((index: number) => boolean) | undefined;
@@ -117,14 +129,53 @@ export class Redlock implements LockIssuer {
    * const lock = await redlock.acquire(['seat:12A', 'seat:12B'], 3_000);
    * try { await book(); } finally { await lock.release(); }
    */
-  async acquire(resources: string | readonly string[], ttl?: number, options?: AcquireOptions): Promise<Lock> {
+  acquire(resources: string | readonly string[], ttl: number | undefined, options: AcquireOptions & { onBusy: 'skip' }): Promise<Lock | undefined>;
+  acquire(resources: string | readonly string[], ttl?: number, options?: AcquireOptions & { onBusy?: 'wait' }): Promise<Lock>;
+  acquire(resources: string | readonly string[], ttl?: number, options?: AcquireOptions): Promise<Lock | undefined>;
+  async acquire(resources: string | readonly string[], ttl?: number, options?: AcquireOptions): Promise<Lock | undefined> {
     const names = this.checkResources(resources);
     const lockTtl = checkTtl(ttl ?? this.options.ttl);
     checkCallOptions(options);
-    const retry = resolveRetryOptions(this.options, options);
-    const lock = await this.acquireChecked(names, lockTtl, retry, options?.signal, false, options?.fencing ?? this.options.fencing);
+    const hold = resolveHoldOptions(options, lockTtl, options?.autoExtend === true);
+    const retry = resolveRetryOptions(this.options, this.retryOverrides(options, hold));
+    let lock: Lock;
+    try {
+      lock = await this.acquireChecked(names, lockTtl, retry, options?.signal, false, options?.fencing ?? this.options.fencing);
+    } catch (error) {
+      if (hold.skip && error instanceof LockAcquisitionError && error.busy) return undefined;
+      throw error;
+    }
     if (options?.autoExtend) lock.renewWith(startRenewal(lock));
+    this.limitHold(lock, hold);
     return lock;
+  }
+
+  /** With `onBusy: 'skip'`, `retryCount` defaults to 0: a busy lock is skipped at once. */
+  private retryOverrides(options: AcquireOptions | undefined, hold: ResolvedHoldOptions): AcquireOptions | undefined {
+    return hold.skip && options?.retryCount === undefined ? { ...options, retryCount: 0 } : options;
+  }
+
+  /**
+   * Arms `maxHold` (the signal aborts and renewal stops once the lock has been held that long) and
+   * records when `minHold` ends (release then leaves the keys to lapse on the masters at that moment).
+   */
+  private limitHold(lock: Lock, hold: ResolvedHoldOptions): void {
+    if (hold.minHold === 0 && hold.maxHold === undefined) return;
+    const acquiredAt = now();
+    const maxHold = hold.maxHold;
+    const maxHoldTimer =
+      maxHold === undefined
+        ? undefined
+        : setTimeout(() => {
+            lock.markLost(
+              new LockLostError(
+                lock.resources,
+                `The lock on ${quote(lock.resources)} was held for \`maxHold\` (${maxHold} ms): renewal stopped and mutual exclusion is no longer guaranteed.`,
+              ),
+            );
+          }, maxHold);
+    maxHoldTimer?.unref();
+    this.#limits.set(lock, { minHoldUntil: acquiredAt + hold.minHold, maxHoldTimer });
   }
 
   /**
@@ -163,17 +214,21 @@ export class Redlock implements LockIssuer {
    * @example
    * const seat = await redlock.using(`seat:${id}`, 2_000, async (lock) => sell(id, lock.signal));
    */
+  using<T>(resources: string | readonly string[], ttl: number | undefined, fn: (lock: Lock) => Promise<T> | T, options: UsingOptions & { onBusy: 'skip' }): Promise<T | undefined>;
+  using<T>(resources: string | readonly string[], ttl: number | undefined, fn: (lock: Lock) => Promise<T> | T, options?: UsingOptions & { onBusy?: 'wait' }): Promise<T>;
+  using<T>(resources: string | readonly string[], ttl: number | undefined, fn: (lock: Lock) => Promise<T> | T, options?: UsingOptions): Promise<T | undefined>;
   async using<T>(
     resources: string | readonly string[],
     ttl: number | undefined,
     fn: (lock: Lock) => Promise<T> | T,
-    options?: Omit<AcquireOptions, 'autoExtend'>,
-  ): Promise<T> {
+    options?: UsingOptions,
+  ): Promise<T | undefined> {
     const names = this.checkResources(resources);
     const lockTtl = checkTtl(ttl ?? this.options.ttl);
     if (typeof fn !== 'function') throw new RedlockConfigError('fn', `\`fn\` must be the function to run under the lock; got ${typeof fn}.`);
     checkCallOptions(options);
-    const retry = resolveRetryOptions(this.options, options);
+    const hold = resolveHoldOptions(options, lockTtl);
+    const retry = resolveRetryOptions(this.options, this.retryOverrides(options, hold));
 
     const inherited = new Set<Lock>();
     const missing: string[] = [];
@@ -189,8 +244,15 @@ export class Redlock implements LockIssuer {
       return result;
     }
 
-    const lock = await this.acquireChecked(missing, lockTtl, retry, options?.signal, false, options?.fencing ?? this.options.fencing);
+    let lock: Lock;
+    try {
+      lock = await this.acquireChecked(missing, lockTtl, retry, options?.signal, false, options?.fencing ?? this.options.fencing);
+    } catch (error) {
+      if (hold.skip && error instanceof LockAcquisitionError && error.busy) return undefined;
+      throw error;
+    }
     lock.renewWith(startRenewal(lock));
+    this.limitHold(lock, hold);
     let result: T;
     try {
       result = await runWithLock(lock, () => fn(lock));
@@ -397,8 +459,27 @@ export class Redlock implements LockIssuer {
 
   /** Used by `Lock.release()`. @internal */
   async releaseLock(lock: Lock): Promise<void> {
+    const wasHeld = lock.isHeld;
     if (!lock.markReleased()) return;
     this.untrack(lock);
+    const limits = this.#limits.get(lock);
+    if (limits) {
+      clearTimeout(limits.maxHoldTimer);
+      this.#limits.delete(lock);
+      const left = Math.ceil(limits.minHoldUntil - now());
+      if (wasHeld && left > 0) {
+        // minHold: the keys already outlive `left` (minHold <= ttl, set or renewed since acquisition);
+        // shorten them to end exactly then and let them lapse. A master that misses this keeps the longer TTL.
+        await voteRound(
+          this.#masters,
+          this.quorum,
+          commandTimeoutFor(lock.ttl, this.options.commandTimeout),
+          (m) => m.scripts.quorumLockExtend(lock.keys.length, ...lock.keys, lock.value, String(left)),
+          () => true,
+        ).decided;
+        return;
+      }
+    }
     await this.releaseKeys(lock.keys, lock.value, commandTimeoutFor(lock.ttl, this.options.commandTimeout), true).decided;
     for (const key of lock.keys) this.#wakeups.released(key, lock.value);
   }
