@@ -9,6 +9,7 @@ export { Locked, type LockedOptions } from './decorators/index.js';
 export { Redlock, type AcquireOptions, type UsingOptions } from './core/redlock.js';
 export type { HoldOptions } from './core/hold-options.js';
 export { Lock } from './core/lock.js';
+export { Leadership, type LeadOptions } from './core/leadership.js';
 export { currentLock } from './core/lock-context.js';
 export type { LockKey } from './core/key-template.js';
 export type { MasterOutcome } from './core/votes.js';
