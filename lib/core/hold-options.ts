@@ -40,7 +40,12 @@ export interface ResolvedHoldOptions {
 }
 
 const refuse = (option: string, rule: string, value: unknown): never => {
-  const shown = typeof value === 'string' ? JSON.stringify(value) : typeof value === 'number' || value == null ? String(value) : typeof value;
+  const shown =
+    typeof value === 'string'
+      ? JSON.stringify(value)
+      : typeof value === 'number' || value == null
+        ? String(value)
+        : typeof value;
   throw new RedlockConfigError(option, `\`${option}\` ${rule}; got ${shown}.`);
 };
 
@@ -49,9 +54,14 @@ const refuse = (option: string, rule: string, value: unknown): never => {
  * anything is sent. `ttl` is the lock's TTL when known (a `minHold` above it is refused);
  * `renewed` is false for a plain `acquire()` without `autoExtend`, which cannot honour `maxHold`.
  */
-export function resolveHoldOptions(options: HoldOptions | undefined, ttl: number | undefined, renewed = true): ResolvedHoldOptions {
+export function resolveHoldOptions(
+  options: HoldOptions | undefined,
+  ttl: number | undefined,
+  renewed = true,
+): ResolvedHoldOptions {
   const { onBusy, minHold, maxHold } = options ?? {};
-  if (onBusy !== undefined && onBusy !== 'wait' && onBusy !== 'skip') refuse('onBusy', "must be 'wait' or 'skip'", onBusy);
+  if (onBusy !== undefined && onBusy !== 'wait' && onBusy !== 'skip')
+    refuse('onBusy', "must be 'wait' or 'skip'", onBusy);
   if (minHold !== undefined && (typeof minHold !== 'number' || !Number.isSafeInteger(minHold) || minHold < 0)) {
     refuse('minHold', 'must be a whole number of milliseconds >= 0', minHold);
   }
@@ -59,11 +69,16 @@ export function resolveHoldOptions(options: HoldOptions | undefined, ttl: number
     refuse('maxHold', 'must be a positive whole number of milliseconds', maxHold);
   }
   if (minHold !== undefined && ttl !== undefined && minHold > ttl) {
-    refuse('minHold', `must not exceed the lock's \`ttl\` (${ttl} ms): the keys themselves carry the hold after the work ends, so raise \`ttl\` to at least \`minHold\``, minHold);
+    refuse(
+      'minHold',
+      `must not exceed the lock's \`ttl\` (${ttl} ms): the keys themselves carry the hold after the work ends, so raise \`ttl\` to at least \`minHold\``,
+      minHold,
+    );
   }
   if (maxHold !== undefined && minHold !== undefined && maxHold < minHold) {
     refuse('maxHold', `must not be shorter than \`minHold\` (${minHold} ms)`, maxHold);
   }
-  if (maxHold !== undefined && !renewed) refuse('maxHold', 'bounds renewal, so `acquire()` accepts it only with `autoExtend: true`', maxHold);
+  if (maxHold !== undefined && !renewed)
+    refuse('maxHold', 'bounds renewal, so `acquire()` accepts it only with `autoExtend: true`', maxHold);
   return { skip: onBusy === 'skip', minHold: minHold ?? 0, maxHold };
 }

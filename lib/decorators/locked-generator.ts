@@ -45,7 +45,11 @@ export function lockedAsyncGenerator(
         const step = await nextStep();
         let result: IteratorResult<unknown>;
         try {
-          result = await (step.kind === 'next' ? source.next(step.value) : step.kind === 'return' ? source.return(step.value) : source.throw(step.value));
+          result = await (step.kind === 'next'
+            ? source.next(step.value)
+            : step.kind === 'return'
+              ? source.return(step.value)
+              : source.throw(step.value));
         } catch (error) {
           finalStep = step;
           throw error;
@@ -91,5 +95,5 @@ export function lockedAsyncGenerator(
       await generator.return(undefined);
     },
   };
-  return generator as unknown as AsyncGenerator<unknown, unknown, unknown>;
+  return generator;
 }

@@ -41,7 +41,6 @@ const logger = new Logger('Locked');
  * async audit(id: number): Promise<void> { await this.log.write(id); }
  * @publicApi
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type LockableMethod = (...args: any[]) => PromiseLike<unknown> | Observable<unknown> | AsyncIterable<unknown>;
 
 /** The decorator `@Locked(...)` returns: it only fits a {@link LockableMethod}. */
@@ -58,7 +57,9 @@ function copyMetadata(from: object, to: object): void {
 }
 
 const isPromiseLike = (value: unknown): value is PromiseLike<unknown> =>
-  value !== null && (typeof value === 'object' || typeof value === 'function') && typeof (value as { then?: unknown }).then === 'function';
+  value !== null &&
+  (typeof value === 'object' || typeof value === 'function') &&
+  typeof (value as { then?: unknown }).then === 'function';
 
 /**
  * Runs the method under a Redlock quorum lock on the resources named by `key`: acquired before the
@@ -121,9 +122,19 @@ export function Locked(key: LockKey, ttlOrOptions?: number | LockedOptions): Loc
     checkCallOptions({ fencing: options.fencing });
     resolveHoldOptions(options, options.ttl);
     // Refuse malformed retry settings now; how they combine with the module's options is checked per call.
-    resolveRetryOptions({ retryCount: 0, retryDelay: options.retryDelay ?? Number.MAX_SAFE_INTEGER, retryJitter: 0, acquireTimeout: undefined }, options);
+    resolveRetryOptions(
+      {
+        retryCount: 0,
+        retryDelay: options.retryDelay ?? Number.MAX_SAFE_INTEGER,
+        retryJitter: 0,
+        acquireTimeout: undefined,
+      },
+      options,
+    );
     const resourcesOf = compileLockKey(key, parameterNamesOf(original as (...args: never[]) => unknown), where);
-    const declaresObservable = isObservable((Reflect.getMetadata('design:returntype', target, propertyKey) as { prototype?: unknown } | undefined)?.prototype);
+    const declaresObservable = isObservable(
+      (Reflect.getMetadata('design:returntype', target, propertyKey) as { prototype?: unknown } | undefined)?.prototype,
+    );
 
     if (!injected.has(target)) {
       Inject(RedlockService)(target, REDLOCK_SERVICE);
@@ -131,7 +142,10 @@ export function Locked(key: LockKey, ttlOrOptions?: number | LockedOptions): Loc
     }
 
     /** The service and the resources of one call, or the error that refuses it. */
-    const prepare = (self: Record<symbol, RedlockService | undefined> | undefined, args: unknown[]): { service: RedlockService; resources: string[] } => {
+    const prepare = (
+      self: Record<symbol, RedlockService | undefined> | undefined,
+      args: unknown[],
+    ): { service: RedlockService; resources: string[] } => {
       const service = self?.[REDLOCK_SERVICE];
       if (!service) {
         throw new RedlockError(
@@ -141,7 +155,9 @@ export function Locked(key: LockKey, ttlOrOptions?: number | LockedOptions): Loc
       return { service, resources: resourcesOf(args) };
     };
     const skipped = (resources: string[]): void =>
-      logger.debug(`${where} skipped: ${resources.map((r) => JSON.stringify(r)).join(', ')} is held by another holder (onBusy: 'skip').`);
+      logger.debug(
+        `${where} skipped: ${resources.map((r) => JSON.stringify(r)).join(', ')} is held by another holder (onBusy: 'skip').`,
+      );
 
     let wrapper: (this: Record<symbol, RedlockService | undefined>, ...args: unknown[]) => unknown;
     if (shape === 'AsyncGeneratorFunction') {
@@ -168,20 +184,27 @@ export function Locked(key: LockKey, ttlOrOptions?: number | LockedOptions): Loc
           return declaresObservable ? throwError(() => error) : Promise.reject(error);
         }
         if (declaresObservable) {
-          return lockedObservable((body) => service.using(resources, options.ttl, body, options), run as () => Observable<unknown>);
+          return lockedObservable(
+            (body) => service.using(resources, options.ttl, body, options),
+            run as () => Observable<unknown>,
+          );
         }
         return new Promise((resolve, reject) => {
           let handedOut = false;
           let ran = false;
-          let settled: Promise<unknown> | undefined;
           // An Observable met at run time (returned, or resolved by an async method) keeps the lock while subscribed.
           const handOut = (result: unknown): unknown => {
             if (!isObservable(result)) return result;
             handedOut = true;
-            const relocked = lockedObservable((body) => service.using(resources, options.ttl, body, options), () => result as Observable<unknown>);
-            return new Promise<void>((done, fail) => resolve(heldObservable(result, done, fail, () => settled!, relocked, options.ttl ?? service.options.ttl)));
+            const relocked = lockedObservable(
+              (body) => service.using(resources, options.ttl, body, options),
+              () => result,
+            );
+            return new Promise<void>((done, fail) =>
+              resolve(heldObservable(result, done, fail, () => settled, relocked, options.ttl ?? service.options.ttl)),
+            );
           };
-          settled = service.using(
+          const settled: Promise<unknown> = service.using(
             resources,
             options.ttl,
             () => {

@@ -19,10 +19,15 @@ describe("onBusy: 'skip' (3 masters)", () => {
     const resource = resourceName('skip');
     const holder = await redlock.acquire(resource, 5_000, { retryCount: 0 });
     let ran = false;
-    const skipped = redlock.using(resource, 2_000, async () => {
-      ran = true;
-      return 'ran';
-    }, { onBusy: 'skip' });
+    const skipped = redlock.using(
+      resource,
+      2_000,
+      async () => {
+        ran = true;
+        return 'ran';
+      },
+      { onBusy: 'skip' },
+    );
     expect(await settledWithin(skipped, 5_000)).toBeUndefined();
     expect(ran).toBe(false);
     await expectHeldOnAll(set.clients, `lock:${resource}`, holder.value); // the holder's lock untouched
@@ -37,7 +42,9 @@ describe("onBusy: 'skip' (3 masters)", () => {
     const redlock = await set.redlock({ commandTimeout: 200, retryDelay: 30_000, retryJitter: 0 });
     const resource = resourceName('skip-acquire');
     const holder = await redlock.acquire(resource, 5_000);
-    expect(await settledWithin(redlock.acquire(resource, 2_000, { onBusy: 'skip', autoExtend: true }), 5_000)).toBeUndefined();
+    expect(
+      await settledWithin(redlock.acquire(resource, 2_000, { onBusy: 'skip', autoExtend: true }), 5_000),
+    ).toBeUndefined();
     await holder.release();
     const lock = await redlock.acquire(resource, 2_000, { onBusy: 'skip' });
     expect(lock?.isHeld).toBe(true);
@@ -50,13 +57,22 @@ describe("onBusy: 'skip' (3 masters)", () => {
     const holder = await redlock.acquire(resource, 5_000);
     setTimeout(() => void holder.release(), 300);
     await expect(
-      redlock.using(resource, 2_000, async () => 'ran', { onBusy: 'skip', retryCount: 100, retryDelay: 50, retryJitter: 10 }),
+      redlock.using(resource, 2_000, async () => 'ran', {
+        onBusy: 'skip',
+        retryCount: 100,
+        retryDelay: 50,
+        retryJitter: 10,
+      }),
     ).resolves.toBe('ran');
   });
 
   it("'skip' rejects with LockAcquisitionError (busy false) when Redis, not another holder, stood in the way", async () => {
     // One real master and two that refuse connections: no quorum whoever holds the lock.
-    const redlock = await set.redlock({ nodes: [set.urls[0], 'redis://127.0.0.1:1', 'redis://127.0.0.1:2'], commandTimeout: 200, connectTimeout: 300 });
+    const redlock = await set.redlock({
+      nodes: [set.urls[0], 'redis://127.0.0.1:1', 'redis://127.0.0.1:2'],
+      commandTimeout: 200,
+      connectTimeout: 300,
+    });
     const resource = resourceName('skip-down');
     await set.clients[0].set(`lock:${resource}`, 'someone-else', 'PX', 5_000); // and the one up says "held"
     const error = await redlock.using(resource, 2_000, async () => 'ran', { onBusy: 'skip' }).catch((e: unknown) => e);
@@ -77,7 +93,9 @@ describe('minHold (3 masters)', () => {
     const minHold = 1_500;
     let value = '';
     const start = now();
-    await expect(redlock.using(resource, 5_000, async (lock) => ((value = lock.value), 'done'), { minHold })).resolves.toBe('done');
+    await expect(
+      redlock.using(resource, 5_000, async (lock) => ((value = lock.value), 'done'), { minHold }),
+    ).resolves.toBe('done');
     if (now() - start < minHold - 300) {
       // Still well inside minHold: the keys are there, with no more than what is left of minHold to live.
       await expectHeldOnAll(set.clients, key, value);
@@ -96,7 +114,9 @@ describe('minHold (3 masters)', () => {
     const resource = resourceName('min-hold-acquire');
     const lock = await redlock.acquire(resource, 5_000, { minHold: 1_500 });
     await lock.release();
-    expect((await valuesOn(set.clients, `lock:${resource}`)).filter((v) => v === lock.value).length).toBeGreaterThanOrEqual(2);
+    expect(
+      (await valuesOn(set.clients, `lock:${resource}`)).filter((v) => v === lock.value).length,
+    ).toBeGreaterThanOrEqual(2);
     expect(lock.isHeld).toBe(false);
   });
 
@@ -124,19 +144,34 @@ describe('maxHold (3 masters)', () => {
     const start = now();
     let finish!: () => void;
     const hung = new Promise<void>((resolve) => (finish = resolve));
-    const call = redlock.using(resource, ttl, async (lock) => {
-      value = lock.value;
-      lock.signal.addEventListener('abort', () => {
-        abortedAt = now();
-        void valuesOn(set.clients, key).then((values) => (heldWhenAborted = values.filter((v) => v === value).length));
-      });
-      await hung; // hangs until the test lets it go
-      return 'finished';
-    }, { maxHold });
-    const outcome = call.then(() => 'resolved', (e: unknown) => e);
+    const call = redlock.using(
+      resource,
+      ttl,
+      async (lock) => {
+        value = lock.value;
+        lock.signal.addEventListener('abort', () => {
+          abortedAt = now();
+          void valuesOn(set.clients, key).then(
+            (values) => (heldWhenAborted = values.filter((v) => v === value).length),
+          );
+        });
+        await hung; // hangs until the test lets it go
+        return 'finished';
+      },
+      { maxHold },
+    );
+    const outcome = call.then(
+      () => 'resolved',
+      (e: unknown) => e,
+    );
 
     // Someone else gets the lock once renewal stopped and the keys lapsed, while the method still hangs.
-    const next = await contender.acquire(resource, 1_000, { retryCount: Infinity, retryDelay: 50, retryJitter: 10, acquireTimeout: 20_000 });
+    const next = await contender.acquire(resource, 1_000, {
+      retryCount: Infinity,
+      retryDelay: 50,
+      retryJitter: 10,
+      acquireTimeout: 20_000,
+    });
     const takenAt = now();
     expect(abortedAt).toBeGreaterThan(0);
     expect(abortedAt).toBeLessThan(takenAt); // the holder was told before anyone else could take it
@@ -157,7 +192,9 @@ describe('maxHold (3 masters)', () => {
     const redlock = await set.redlock({ commandTimeout: 200 });
     const resource = resourceName('max-hold-acquire');
     const lock = await redlock.acquire(resource, 400, { autoExtend: true, maxHold: 1_000 });
-    const reason = await new Promise<unknown>((resolve) => lock.signal.addEventListener('abort', () => resolve(lock.signal.reason)));
+    const reason = await new Promise<unknown>((resolve) =>
+      lock.signal.addEventListener('abort', () => resolve(lock.signal.reason)),
+    );
     expect(reason).toBeInstanceOf(LockLostError);
     await lock.release();
     await expectAbsentOnAll(set.clients, `lock:${resource}`);
@@ -183,7 +220,9 @@ describe('hold options refused with RedlockConfigError naming the option (3 mast
     expect((error as RedlockConfigError).option).toBe(option);
     expect((error as Error).message).toContain(`\`${option}\``);
     expect(ran).toBe(false);
-    await expect(redlock.acquire(resource, 2_000, { autoExtend: true, ...(bad as object) })).rejects.toBeInstanceOf(RedlockConfigError);
+    await expect(redlock.acquire(resource, 2_000, { autoExtend: true, ...(bad as object) })).rejects.toBeInstanceOf(
+      RedlockConfigError,
+    );
     await expectAbsentOnAll(set.clients, `lock:${resource}`);
   });
 

@@ -7,7 +7,14 @@ import 'reflect-metadata';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { Injectable, type INestApplication, type LoggerService } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { currentLock, Locked, LockLostError, RedlockConfigError, RedlockModule, RedlockService } from '../../lib/index.js';
+import {
+  currentLock,
+  Locked,
+  LockLostError,
+  RedlockConfigError,
+  RedlockModule,
+  RedlockService,
+} from '../../lib/index.js';
 import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.js';
 import { delay, eventually, fastOptions, RedisInspector } from './fixtures/support.js';
 
@@ -60,7 +67,9 @@ beforeAll(async () => {
   inspector = new RedisInspector(redis.urls);
   await inspector.waitForUptime();
   const moduleRef = await Test.createTestingModule({
-    imports: [RedlockModule.forRoot(fastOptions(redis.urls, { restartGuard: false, retryDelay: 30_000, retryJitter: 0 }))],
+    imports: [
+      RedlockModule.forRoot(fastOptions(redis.urls, { restartGuard: false, retryDelay: 30_000, retryJitter: 0 })),
+    ],
     providers: [JobsService],
   }).compile();
   app = moduleRef.createNestApplication({ logger });
@@ -86,11 +95,16 @@ describe("@Locked(…, { onBusy: 'skip' })", () => {
   it('resolves to undefined without running the method while another holder has the lock, logs no error, and retries nothing', async () => {
     const holder = await redlock.acquire('job:j-1', 5_000, { retryCount: 0 });
     // retryDelay is 30 s in this app: a retry would not settle within the race below.
-    const result = await Promise.race([jobs.skipWhenBusy('j-1'), new Promise((resolve) => setTimeout(resolve, 5_000, 'still waiting').unref())]);
+    const result = await Promise.race([
+      jobs.skipWhenBusy('j-1'),
+      new Promise((resolve) => setTimeout(resolve, 5_000, 'still waiting').unref()),
+    ]);
     expect(result).toBeUndefined();
     expect(jobs.runs).toBe(0);
     expect(logger.lines.filter((l) => l.level === 'error' || l.level === 'warn')).toEqual([]);
-    expect(logger.lines.some((l) => l.level === 'debug' && /JobsService\.skipWhenBusy skipped/.test(l.message))).toBe(true);
+    expect(logger.lines.some((l) => l.level === 'debug' && /JobsService\.skipWhenBusy skipped/.test(l.message))).toBe(
+      true,
+    );
     await holder.release();
     await expect(jobs.skipWhenBusy('j-1')).resolves.toBe('ran j-1');
     expect(jobs.runs).toBe(1);
@@ -154,7 +168,7 @@ describe('@Locked(…, { minHold })', () => {
 });
 
 describe('@Locked(…, { maxHold })', () => {
-  it("a method hung past maxHold has its signal aborted, and the call rejects with LockLostError once it settles", async () => {
+  it('a method hung past maxHold has its signal aborted, and the call rejects with LockLostError once it settles', async () => {
     const error = await jobs.hung('h-1').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(LockLostError);
     expect((error as Error).message).toMatch(/maxHold/);
