@@ -10,8 +10,11 @@ export { Redlock, type AcquireOptions, type UsingOptions } from './core/redlock.
 export type { HoldOptions } from './core/hold-options.js';
 export { Lock } from './core/lock.js';
 export { Leadership, type LeadOptions } from './core/leadership.js';
+export { LeaderOnly, type LeaderOnlyOptions } from './decorators/leader-only.decorator.js';
 export { currentLock } from './core/lock-context.js';
 export type { LockKey } from './core/key-template.js';
 export type { MasterOutcome } from './core/votes.js';
 export { REDLOCK_DEFAULTS, type RedlockNode, type RedlockOptions, type RetryOptions } from './core/options.js';
 export * from './errors/index.js';
+export type { LockInspection, MasterHolding } from './core/inspect.js';
+export type { AcquireContext, AcquireOutcome, LockLostMessage, LockOperationContext } from './ops/diagnostics.js';

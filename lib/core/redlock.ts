@@ -4,8 +4,9 @@ import { LockAcquisitionError } from '../errors/lock-acquisition.error.js';
 import { LockExtensionError } from '../errors/lock-extension.error.js';
 import { LockKeyError } from '../errors/lock-key.error.js';
 import { LockLostError } from '../errors/lock-lost.error.js';
+import { RedlockClosedError } from '../errors/redlock-closed.error.js';
 import { RedlockConfigError } from '../errors/redlock-config.error.js';
-import { RedlockError } from '../errors/redlock.error.js';
+import { acquireRound, type RoundContext } from './acquire-round.js';
 import { commandTimeoutFor, now, validUntilOf } from './clock.js';
 import { Lock, type LockIssuer } from './lock.js';
 import { lockHeldInChain, runWithLock } from './lock-context.js';
@@ -18,16 +19,25 @@ import {
   resolveRetryOptions,
   type RedlockOptions,
   type ResolvedRedlockOptions,
+  type ResolvedRetryOptions,
   type RetryOptions,
 } from './options.js';
-import { issueFencingToken } from './fencing.js';
 import { resolveHoldOptions, type HoldOptions, type ResolvedHoldOptions } from './hold-options.js';
 import { Leadership, resolveLeadOptions, type Campaigner, type LeadOptions } from './leadership.js';
 import { startRenewal } from './renewal.js';
 import { RestartGuard } from './restart-guard.js';
-import { jitteredDelay } from './retry.js';
-import { describeOutcomes, quorumOf, voteRound, type MasterOutcome, type VoteRound } from './votes.js';
-import { releaseChannelOf, Wakeups, type Ticket } from './wakeups.js';
+import { AttemptBudget } from './retry.js';
+import { quorumOf, voteRound, type MasterOutcome, type VoteRound } from './votes.js';
+import { releaseChannelOf, Wakeups } from './wakeups.js';
+import { inspectResource, type LockInspection } from './inspect.js';
+import {
+  noteAttempt,
+  noteOutcomes,
+  publishLost,
+  traceAcquire,
+  traceLockOperation,
+  tracing,
+} from '../ops/diagnostics.js';
 
 /**
  * Per-call options of `acquire()` and `using()`.
@@ -54,7 +64,31 @@ interface HoldLimits {
   maxHoldTimer: NodeJS.Timeout | undefined;
 }
 
-const quote = (resources: readonly string[]): string => resources.map((r) => JSON.stringify(r)).join(', ');
+/** How `acquireChecked` is to acquire. */
+interface AttemptOptions {
+  /** The retry policy in force (module options merged with the call's). */
+  readonly retry: ResolvedRetryOptions;
+  /** The caller's signal. */
+  readonly signal?: AbortSignal;
+  /** Issue a fencing token. */
+  readonly fencing: boolean;
+}
+
+/** Outcomes with a `timeout` for each master that has not answered. */
+function settledOutcomes(
+  outcomes: readonly (MasterOutcome | undefined)[],
+  masters: readonly Master[],
+): MasterOutcome[] {
+  return outcomes.map((o, i) => o ?? { master: masters[i].label, status: 'timeout' as const });
+}
+
+/** `tryAcquire()`'s policy: one attempt, no waiting. */
+const ONE_TRY: ResolvedRetryOptions = Object.freeze({
+  retryCount: 0,
+  retryDelay: 0,
+  retryJitter: 0,
+  acquireTimeout: undefined,
+});
 
 /**
  * The Redlock algorithm over N independent Redis masters, with no framework attached.
@@ -96,7 +130,11 @@ export class Redlock implements LockIssuer, Campaigner {
     this.#largestTtl = this.options.ttl;
     const guard = this.options.restartGuard;
     if (guard) {
-      this.#guard = new RestartGuard(this.#masters, () => Math.max(guard.largestTtl ?? 0, this.#largestTtl), this.options.driftFactor);
+      this.#guard = new RestartGuard(
+        this.#masters,
+        () => Math.max(guard.largestTtl ?? 0, this.#largestTtl),
+        this.options.driftFactor,
+      );
       this.#trusts = (i) => this.#guard!.trusts(i);
     }
     setMaxListeners(0, this.#closing.signal); // every acquisition waiting to retry listens to it
@@ -113,6 +151,30 @@ export class Redlock implements LockIssuer, Campaigner {
    */
   get distrustedFor(): number[] {
     return this.#masters.map((_, i) => this.#guard?.distrustedFor(i) ?? 0);
+  }
+
+  /**
+   * Reads what every master holds for `resource` without acquiring or writing anything: each
+   * master's holder value and remaining PTTL (or its error), whether one holder has a quorum, and a
+   * conservative estimate of that holder's remaining validity; with fencing, the counters too.
+   *
+   * @example
+   * const view = await redlock.inspect('order:42');
+   * console.log(view.held ? `held, ${view.validity} ms left` : 'free');
+   */
+  inspect(resource: string): Promise<LockInspection> {
+    const [name] = this.checkResources(resource);
+    const { keyPrefix, fencingPrefix, fencing, commandTimeout, driftFactor } = this.options;
+    return inspectResource(
+      this.#masters,
+      this.quorum,
+      commandTimeout,
+      driftFactor,
+      name,
+      keyPrefix + name,
+      fencingPrefix + name,
+      fencing,
+    );
   }
 
   /** Opens the connections the library owns, waiting up to `connectTimeout`; masters still down are retried in the background. */
@@ -132,18 +194,36 @@ export class Redlock implements LockIssuer, Campaigner {
    * const lock = await redlock.acquire(['seat:12A', 'seat:12B'], 3_000);
    * try { await book(); } finally { await lock.release(); }
    */
-  acquire(resources: string | readonly string[], ttl: number | undefined, options: AcquireOptions & { onBusy: 'skip' }): Promise<Lock | undefined>;
-  acquire(resources: string | readonly string[], ttl?: number, options?: AcquireOptions & { onBusy?: 'wait' }): Promise<Lock>;
+  acquire(
+    resources: string | readonly string[],
+    ttl: number | undefined,
+    options: AcquireOptions & { onBusy: 'skip' },
+  ): Promise<Lock | undefined>;
+  acquire(
+    resources: string | readonly string[],
+    ttl?: number,
+    options?: AcquireOptions & { onBusy?: 'wait' },
+  ): Promise<Lock>;
   acquire(resources: string | readonly string[], ttl?: number, options?: AcquireOptions): Promise<Lock | undefined>;
-  async acquire(resources: string | readonly string[], ttl?: number, options?: AcquireOptions): Promise<Lock | undefined> {
+  async acquire(
+    resources: string | readonly string[],
+    ttl?: number,
+    options?: AcquireOptions,
+  ): Promise<Lock | undefined> {
     const names = this.checkResources(resources);
     const lockTtl = checkTtl(ttl ?? this.options.ttl);
     checkCallOptions(options);
     const hold = resolveHoldOptions(options, lockTtl, options?.autoExtend === true);
     const retry = resolveRetryOptions(this.options, this.retryOverrides(options, hold));
+    const acquire = () =>
+      this.acquireChecked(names, lockTtl, {
+        retry,
+        signal: options?.signal,
+        fencing: options?.fencing ?? this.options.fencing,
+      });
     let lock: Lock;
     try {
-      lock = await this.acquireChecked(names, lockTtl, retry, options?.signal, false, options?.fencing ?? this.options.fencing);
+      lock = await (tracing() ? traceAcquire('acquire', names, lockTtl, options, acquire) : acquire());
     } catch (error) {
       if (hold.skip && error instanceof LockAcquisitionError && error.busy) return undefined;
       throw error;
@@ -170,12 +250,7 @@ export class Redlock implements LockIssuer, Campaigner {
       maxHold === undefined
         ? undefined
         : setTimeout(() => {
-            lock.markLost(
-              new LockLostError(
-                lock.resources,
-                `The lock on ${quote(lock.resources)} was held for \`maxHold\` (${maxHold} ms): renewal stopped and mutual exclusion is no longer guaranteed.`,
-              ),
-            );
+            lock.markLost(LockLostError.maxHold(lock.resources, maxHold));
           }, maxHold);
     maxHoldTimer?.unref();
     this.#limits.set(lock, { minHoldUntil: acquiredAt + hold.minHold, maxHoldTimer });
@@ -192,19 +267,12 @@ export class Redlock implements LockIssuer, Campaigner {
   async tryAcquire(resources: string | readonly string[], ttl?: number): Promise<Lock | null> {
     const names = this.checkResources(resources);
     const lockTtl = checkTtl(ttl ?? this.options.ttl);
-    try {
-      return await this.acquireChecked(
-        names,
-        lockTtl,
-        { retryCount: 0, retryDelay: 0, retryJitter: 0, acquireTimeout: undefined },
-        undefined,
-        true,
-        this.options.fencing,
-      );
-    } catch (error) {
-      if (error instanceof LockAcquisitionError && error.busy) return null;
-      throw error;
-    }
+    const tryOnce = (): Promise<Lock | null> =>
+      this.acquireChecked(names, lockTtl, { retry: ONE_TRY, fencing: this.options.fencing }).catch((error: unknown) => {
+        if (error instanceof LockAcquisitionError && error.busy) return null;
+        throw error;
+      });
+    return tracing() ? traceAcquire('tryAcquire', names, lockTtl, undefined, tryOnce) : tryOnce();
   }
 
   /**
@@ -217,9 +285,24 @@ export class Redlock implements LockIssuer, Campaigner {
    * @example
    * const seat = await redlock.using(`seat:${id}`, 2_000, async (lock) => sell(id, lock.signal));
    */
-  using<T>(resources: string | readonly string[], ttl: number | undefined, fn: (lock: Lock) => Promise<T> | T, options: UsingOptions & { onBusy: 'skip' }): Promise<T | undefined>;
-  using<T>(resources: string | readonly string[], ttl: number | undefined, fn: (lock: Lock) => Promise<T> | T, options?: UsingOptions & { onBusy?: 'wait' }): Promise<T>;
-  using<T>(resources: string | readonly string[], ttl: number | undefined, fn: (lock: Lock) => Promise<T> | T, options?: UsingOptions): Promise<T | undefined>;
+  using<T>(
+    resources: string | readonly string[],
+    ttl: number | undefined,
+    fn: (lock: Lock) => Promise<T> | T,
+    options: UsingOptions & { onBusy: 'skip' },
+  ): Promise<T | undefined>;
+  using<T>(
+    resources: string | readonly string[],
+    ttl: number | undefined,
+    fn: (lock: Lock) => Promise<T> | T,
+    options?: UsingOptions & { onBusy?: 'wait' },
+  ): Promise<T>;
+  using<T>(
+    resources: string | readonly string[],
+    ttl: number | undefined,
+    fn: (lock: Lock) => Promise<T> | T,
+    options?: UsingOptions,
+  ): Promise<T | undefined>;
   async using<T>(
     resources: string | readonly string[],
     ttl: number | undefined,
@@ -228,7 +311,8 @@ export class Redlock implements LockIssuer, Campaigner {
   ): Promise<T | undefined> {
     const names = this.checkResources(resources);
     const lockTtl = checkTtl(ttl ?? this.options.ttl);
-    if (typeof fn !== 'function') throw new RedlockConfigError('fn', `\`fn\` must be the function to run under the lock; got ${typeof fn}.`);
+    if (typeof fn !== 'function')
+      throw new RedlockConfigError('fn', `\`fn\` must be the function to run under the lock; got ${typeof fn}.`);
     checkCallOptions(options);
     const hold = resolveHoldOptions(options, lockTtl);
     const retry = resolveRetryOptions(this.options, this.retryOverrides(options, hold));
@@ -247,9 +331,15 @@ export class Redlock implements LockIssuer, Campaigner {
       return result;
     }
 
+    const acquire = () =>
+      this.acquireChecked(missing, lockTtl, {
+        retry,
+        signal: options?.signal,
+        fencing: options?.fencing ?? this.options.fencing,
+      });
     let lock: Lock;
     try {
-      lock = await this.acquireChecked(missing, lockTtl, retry, options?.signal, false, options?.fencing ?? this.options.fencing);
+      lock = await (tracing() ? traceAcquire('using', missing, lockTtl, options, acquire) : acquire());
     } catch (error) {
       if (hold.skip && error instanceof LockAcquisitionError && error.busy) return undefined;
       throw error;
@@ -273,7 +363,7 @@ export class Redlock implements LockIssuer, Campaigner {
    * at once when the leader releases (resigns or shuts down cleanly). `close()` resigns every campaign.
    *
    * @param resource The resource to lead (the key is `keyPrefix + resource`).
-   * @throws RedlockConfigError naming a bad option; LockKeyError for an empty resource; RedlockError once closed.
+   * @throws RedlockConfigError naming a bad option; LockKeyError for an empty resource; RedlockClosedError once closed.
    * @example
    * const leadership = redlock.lead('billing-poller', { ttl: 5_000 });
    * leadership.changes.subscribe((leading) => leading && poll(leadership.signal));
@@ -281,10 +371,13 @@ export class Redlock implements LockIssuer, Campaigner {
    * await leadership.resign();
    */
   lead(resource: string, options?: LeadOptions): Leadership {
-    if (typeof resource !== 'string') throw new LockKeyError(`\`resource\` must be a non-empty string; got ${Array.isArray(resource) ? 'an array' : typeof resource}.`);
+    if (typeof resource !== 'string')
+      throw new LockKeyError(
+        `\`resource\` must be a non-empty string; got ${Array.isArray(resource) ? 'an array' : typeof resource}.`,
+      );
     const [name] = this.checkResources(resource);
     const settings = resolveLeadOptions(this.options, options);
-    if (this.#closing.signal.aborted) throw this.closedError();
+    if (this.#closing.signal.aborted) throw new RedlockClosedError();
     const leadership = new Leadership(this, name, settings);
     this.#leaderships.add(leadership);
     return leadership;
@@ -306,109 +399,71 @@ export class Redlock implements LockIssuer, Campaigner {
     }
     for (const [i, r] of list.entries()) {
       if (typeof r !== 'string' || r.length === 0) {
-        throw new LockKeyError(`\`resources${typeof resources === 'string' ? '' : `[${i}]`}\` must be a non-empty string; got ${r === '' ? 'an empty string' : typeof r}.`);
+        throw new LockKeyError(
+          `\`resources${typeof resources === 'string' ? '' : `[${i}]`}\` must be a non-empty string; got ${r === '' ? 'an empty string' : typeof r}.`,
+        );
       }
     }
     return list.length === 1 ? [list[0]] : [...new Set(list)];
   }
 
-  private async acquireChecked(
-    resources: string[],
-    ttl: number,
-    retry: ReturnType<typeof resolveRetryOptions>,
-    signal: AbortSignal | undefined,
-    single: boolean,
-    fencing: boolean,
-  ): Promise<Lock> {
-    const closing = this.#closing.signal;
-    const keys = resources.map((r) => this.options.keyPrefix + r);
-    if (fencing && !this.options.fencing) checkFencingPrefix(this.options.keyPrefix, this.options.fencingPrefix);
-    const counters = fencing ? resources.map((r) => this.options.fencingPrefix + r) : undefined;
+  /**
+   * The attempt loop: an acquire round per attempt, under the attempt budget (retry policy,
+   * deadline, signals, queue), until a lock is won with validity left or the budget is spent.
+   */
+  private async acquireChecked(resources: string[], ttl: number, options: AttemptOptions): Promise<Lock> {
+    const { keyPrefix, fencingPrefix, driftFactor } = this.options;
+    const keys = resources.map((r) => keyPrefix + r);
+    if (options.fencing && !this.options.fencing) checkFencingPrefix(keyPrefix, fencingPrefix);
+    const counters = options.fencing ? resources.map((r) => fencingPrefix + r) : undefined;
     if (ttl > this.#largestTtl) this.#largestTtl = ttl;
-    const timeout = commandTimeoutFor(ttl, this.options.commandTimeout);
-    const deadline = retry.acquireTimeout === undefined ? Infinity : now() + retry.acquireTimeout;
-    const ttlArg = String(ttl);
-    // Waiters of this process queue per key (FIFO). While a waiter is not first in line, a wait that
-    // ends without a wake-up is a turn spent queued, not an attempt: only the head polls, so waiters
-    // do not split the votes of the one a release just woke; nor does the head while the lock is held
-    // in this process, whose release wakes it directly. The last turn is always a real attempt.
-    let ticket = retry.retryCount > 0 && this.#wakeups.isQueued(keys) ? this.#wakeups.join(keys) : undefined;
-    let turns = 0;
+    const context = this.roundContext(commandTimeoutFor(ttl, this.options.commandTimeout));
+    const queue = { wakeups: this.#wakeups, keys, heldHere: () => this.heldHere(keys) };
+    const budget = new AttemptBudget(options.retry, queue, options.signal, this.#closing.signal);
     try {
-      for (let mustWait = ticket !== undefined; ; mustWait = true) {
-        if (mustWait) {
-          const wait = Math.min(jitteredDelay(retry.retryDelay, retry.retryJitter), Math.max(0, deadline - now()));
-          const woken = await ticket!.wait(wait, signal, closing);
-          if (!woken && (!ticket!.isHead || this.heldHere(keys)) && turns < retry.retryCount && now() < deadline) {
-            turns++;
-            continue;
-          }
-        }
-        signal?.throwIfAborted();
-        if (closing.aborted) throw this.closedError();
-        turns++;
+      for (;;) {
+        await budget.nextAttempt();
         const value = randomBytes(16).toString('base64url');
-        const start = now();
-        const round = counters
-          ? voteRound(
-              this.#masters,
-              this.quorum,
-              timeout,
-              (m) => m.scripts.quorumLockFencedAcquire(keys.length * 2, ...keys, ...counters, value, ttlArg, keys.length),
-              (reply) => typeof reply === 'number' && reply >= 0,
-              this.#trusts,
-            )
-          : keys.length === 1
-            ? voteRound(
-                this.#masters,
-                this.quorum,
-                timeout,
-                (m) => m.client.set(keys[0], value, 'PX', ttlArg, 'NX'), // one key: no script needed
-                (reply) => reply === 'OK',
-                this.#trusts,
-              )
-            : voteRound(
-                this.#masters,
-                this.quorum,
-                timeout,
-                (m) => m.scripts.quorumLockAcquire(keys.length, ...keys, value, ttlArg),
-                (reply) => reply === 1,
-                this.#trusts,
-              );
-        let won = await round.decided;
-        const lockWon = won;
-        let token: number | undefined;
-        if (won && counters) {
-          const seen = Math.max(0, ...round.replies.map((r) => (typeof r === 'number' ? r : 0)));
-          token = await issueFencingToken(this.#masters, this.options.fencingQuorum, timeout, counters, seen + 1, this.#trusts);
-          won = token !== undefined;
-        }
-        const validUntil = validUntilOf(start, ttl, this.options.driftFactor);
-        if (won && validUntil > now()) {
-          const lock = new Lock(this, resources, keys, value, ttl, validUntil, token);
-          if (signal?.aborted || closing.aborted) {
-            void this.releaseKeys(keys, value, timeout, true);
-            throw signal?.aborted ? signal.reason : this.closedError();
+        const result = await acquireRound(context, { keys, counters, value, ttl });
+        noteAttempt(budget.attempts, result.start, result.round.outcomes);
+        const validUntil = validUntilOf(result.start, ttl, driftFactor);
+        if (result.outcome === 'granted' && validUntil > now()) {
+          if (budget.stopped) {
+            void this.releaseKeys(keys, value, context.timeout, true);
+            budget.throwIfStopped();
           }
+          const lock = new Lock(this, resources, keys, value, ttl, validUntil, result.token);
           this.track(lock);
           return lock;
         }
         // Failed: release on ALL masters, the ones that said no or timed out included (silently: nothing was free).
-        const released = this.releaseKeys(keys, value, timeout, false);
-        const left = deadline - now();
-        const outOfTime = left <= 0;
-        if (turns > retry.retryCount || outOfTime || signal?.aborted || closing.aborted) {
-          await Promise.all([released.settled, round.settled]);
-          signal?.throwIfAborted();
-          if (closing.aborted) throw this.closedError();
-          const why = lockWon ? (won ? 'too-late' : 'fencing') : 'votes';
-          throw this.acquisitionError(resources, turns, round.outcomes, why, retry, outOfTime && !single);
+        const released = this.releaseKeys(keys, value, context.timeout, false);
+        if (budget.exhausted) {
+          const spent = budget.spent;
+          await Promise.all([released.settled, result.round.settled]);
+          budget.throwIfStopped();
+          throw LockAcquisitionError.of({
+            resources,
+            attempts: budget.attempts,
+            outcomes: settledOutcomes(result.round.outcomes, this.#masters),
+            reason: result.outcome === 'granted' ? 'too-late' : result.outcome,
+            budget: spent,
+          });
         }
-        ticket ??= this.#wakeups.join(keys);
       }
     } finally {
-      ticket?.leave();
+      budget.leave();
     }
+  }
+
+  private roundContext(timeout: number): RoundContext {
+    return {
+      masters: this.#masters,
+      quorum: this.quorum,
+      timeout,
+      fencingQuorum: this.options.fencingQuorum,
+      trusts: this.#trusts,
+    };
   }
 
   private track(lock: Lock): void {
@@ -426,31 +481,18 @@ export class Redlock implements LockIssuer, Campaigner {
     return false;
   }
 
-  private acquisitionError(
-    resources: string[],
-    attempts: number,
-    outcomes: readonly (MasterOutcome | undefined)[],
-    failure: 'votes' | 'too-late' | 'fencing',
-    retry: ReturnType<typeof resolveRetryOptions>,
-    outOfTime: boolean,
-  ): LockAcquisitionError {
-    const settled = outcomes.map((o, i) => o ?? { master: this.#masters[i].label, status: 'timeout' as const });
-    const why =
-      failure === 'too-late'
-        ? 'the quorum was won too late: no validity was left (raise `ttl` or lower latency)'
-        : failure === 'fencing'
-          ? 'the lock was won but no quorum of masters took its fencing token'
-          : `${this.quorum} of ${this.#masters.length} masters are needed; last attempt: ${describeOutcomes(settled, 'held by another holder')}`;
-    const budget = outOfTime ? `within \`acquireTimeout\` (${retry.acquireTimeout} ms)` : `after ${attempts} attempt${attempts === 1 ? '' : 's'} (\`retryCount\` ${retry.retryCount})`;
-    return new LockAcquisitionError(resources, attempts, settled, `Could not lock ${quote(resources)} ${budget}: ${why}.`);
+  /** Used by `Lock.extend()`. @internal */
+  extendLock(lock: Lock, ttl: number): Promise<void> {
+    return traceLockOperation('extend', lock, ttl, () => this.extendNow(lock, ttl));
   }
 
-  /** Used by `Lock.extend()`. @internal */
-  async extendLock(lock: Lock, ttl: number): Promise<void> {
+  private async extendNow(lock: Lock, ttl: number): Promise<void> {
     checkTtl(ttl);
     if (lock.lostReason) throw lock.lostReason;
     if (!lock.isHeld) {
-      const reason = new LockLostError(lock.resources, `Cannot extend the lock on ${quote(lock.resources)}: it was released or its validity ended. A lapsed lock is never revived; acquire it again.`);
+      const reason = lock.releaseRequested
+        ? LockLostError.released(lock.resources)
+        : LockLostError.lapsed(lock.resources);
       lock.markLost(reason);
       throw reason;
     }
@@ -465,6 +507,7 @@ export class Redlock implements LockIssuer, Campaigner {
       (reply) => reply === 1,
       this.#trusts,
     );
+    noteOutcomes(round.outcomes);
     const won = await round.decided;
     const validUntil = validUntilOf(start, ttl, this.options.driftFactor);
     if (won && lock.isHeld && validUntil > now()) {
@@ -473,46 +516,64 @@ export class Redlock implements LockIssuer, Campaigner {
     }
     const refused = round.outcomes.filter((o) => o?.status === 'refused').length;
     if (refused > this.#masters.length - this.quorum || !lock.isHeld) {
-      const reason = new LockLostError(
-        lock.resources,
-        `The lock on ${quote(lock.resources)} was lost: ${refused > this.#masters.length - this.quorum ? `${refused} of ${this.#masters.length} masters no longer hold it` : 'its validity ended before a quorum extended it'}.`,
-      );
+      const reason =
+        refused > this.#masters.length - this.quorum
+          ? LockLostError.majorityLost(lock.resources, refused, this.#masters.length)
+          : LockLostError.notRenewed(lock.resources);
       lock.markLost(reason);
       this.untrack(lock);
       throw reason;
     }
-    throw new LockExtensionError(
-      lock.resources,
-      round.outcomes.map((o, i) => o ?? { master: this.#masters[i].label, status: 'timeout' as const }),
-      `Could not extend the lock on ${quote(lock.resources)}: ${describeOutcomes(round.outcomes, 'no longer holding it')}. It stays valid for ${Math.round(lock.validity)} ms.`,
-    );
+    throw LockExtensionError.of(lock.resources, settledOutcomes(round.outcomes, this.#masters), lock.validity);
   }
 
   /** Used by `Lock.release()`. @internal */
-  async releaseLock(lock: Lock): Promise<void> {
+  releaseLock(lock: Lock): Promise<void> {
+    return traceLockOperation('release', lock, lock.ttl, () => this.releaseNow(lock));
+  }
+
+  /** Used by `Lock` when it is lost: tells the channel and the log. @internal */
+  lockLost(lock: Lock, reason: LockLostError): void {
+    publishLost(lock, reason);
+  }
+
+  private async releaseNow(lock: Lock): Promise<void> {
     const wasHeld = lock.isHeld;
     if (!lock.markReleased()) return;
     this.untrack(lock);
-    const limits = this.#limits.get(lock);
-    if (limits) {
-      clearTimeout(limits.maxHoldTimer);
-      this.#limits.delete(lock);
-      const left = Math.ceil(limits.minHoldUntil - now());
-      if (wasHeld && left > 0) {
-        // minHold: the keys already outlive `left` (minHold <= ttl, set or renewed since acquisition);
-        // shorten them to end exactly then and let them lapse. A master that misses this keeps the longer TTL.
-        await voteRound(
-          this.#masters,
-          this.quorum,
-          commandTimeoutFor(lock.ttl, this.options.commandTimeout),
-          (m) => m.scripts.quorumLockExtend(lock.keys.length, ...lock.keys, lock.value, String(left)),
-          () => true,
-        ).decided;
-        return;
-      }
-    }
-    await this.releaseKeys(lock.keys, lock.value, commandTimeoutFor(lock.ttl, this.options.commandTimeout), true).decided;
+    if (await this.endMinHold(lock, wasHeld)) return;
+    const round = this.releaseKeys(
+      lock.keys,
+      lock.value,
+      commandTimeoutFor(lock.ttl, this.options.commandTimeout),
+      true,
+    );
+    noteOutcomes(round.outcomes);
+    await round.decided;
     for (const key of lock.keys) this.#wakeups.released(key, lock.value);
+  }
+
+  /**
+   * Ends a hold released before its `minHold` was over: instead of deleting the keys, shortens them to
+   * lapse on the masters when `minHold` ends. The keys already outlive that moment (minHold <= ttl,
+   * set or renewed since acquisition), so a master that misses this keeps a longer TTL, never a
+   * shorter one. Returns false when the lock has no `minHold` left or was lost (delete it as usual).
+   */
+  private async endMinHold(lock: Lock, wasHeld: boolean): Promise<boolean> {
+    const limits = this.#limits.get(lock);
+    if (!limits) return false;
+    clearTimeout(limits.maxHoldTimer);
+    this.#limits.delete(lock);
+    const left = Math.ceil(limits.minHoldUntil - now());
+    if (!wasHeld || left <= 0) return false;
+    await voteRound(
+      this.#masters,
+      this.quorum,
+      commandTimeoutFor(lock.ttl, this.options.commandTimeout),
+      (m) => m.scripts.quorumLockExtend(lock.keys.length, ...lock.keys, lock.value, String(left)),
+      () => true,
+    ).decided;
+    return true;
   }
 
   /**
@@ -531,10 +592,6 @@ export class Redlock implements LockIssuer, Campaigner {
     );
   }
 
-  private closedError(): RedlockError {
-    return new RedlockError('Redlock is closed (the application is shutting down); no new lock can be acquired.');
-  }
-
   /**
    * Resigns every leadership, stops every renewal, aborts pending acquisitions, marks held locks lost (their signals abort),
    * releases them on every master within `commandTimeout`, then closes only the connections the
@@ -543,13 +600,13 @@ export class Redlock implements LockIssuer, Campaigner {
   async close(): Promise<void> {
     if (this.#closing.signal.aborted) return;
     await Promise.all([...this.#leaderships].map((leadership) => leadership.resign()));
-    this.#closing.abort(this.closedError());
+    this.#closing.abort(new RedlockClosedError());
     const held = [...this.#held];
     this.#held.clear();
     this.#heldKeys.clear();
     await Promise.all(
       held.map((lock) => {
-        lock.markLost(new LockLostError(lock.resources, `The lock on ${quote(lock.resources)} was released because the application is shutting down.`));
+        lock.markLost(LockLostError.shutdown(lock.resources));
         return this.releaseKeys(lock.keys, lock.value, this.options.commandTimeout, true).settled;
       }),
     );

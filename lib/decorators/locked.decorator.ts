@@ -5,6 +5,7 @@ import { resolveHoldOptions, type HoldOptions } from '../core/hold-options.js';
 import { checkCallOptions, checkTtl, resolveRetryOptions, type RetryOptions } from '../core/options.js';
 import { parameterNamesOf } from '../core/parameter-names.js';
 import { RedlockError } from '../errors/redlock.error.js';
+import { KEY_TEMPLATE, keyTemplateOf } from '../ops/diagnostics.js';
 import { RedlockService } from '../redlock.service.js';
 import { lockedAsyncGenerator } from './locked-generator.js';
 import { heldObservable, lockedObservable } from './locked-observable.js';
@@ -104,6 +105,7 @@ export function Locked(key: LockKey, ttlOrOptions?: number | LockedOptions): Loc
     const isStatic = typeof target === 'function';
     const owner = isStatic ? target.name : target.constructor.name;
     const where = `${owner}.${String(propertyKey)}`;
+    (options as Record<symbol, unknown>)[KEY_TEMPLATE] = keyTemplateOf(key, where); // for the diagnostics channels and metrics
     if (typeof original !== 'function') {
       throw new RedlockError(`@Locked on ${where}: it decorates methods only.`);
     }

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { LockAcquisitionError } from '../errors/lock-acquisition.error.js';
 import { LockKeyError } from '../errors/lock-key.error.js';
 import { LockLostError } from '../errors/lock-lost.error.js';
+import { quote } from '../errors/quote.js';
 import { RedlockError } from '../errors/redlock.error.js';
 import { now } from '../core/clock.js';
 import { Lock, type LockIssuer } from '../core/lock.js';
@@ -86,7 +87,7 @@ export class RedlockTestingService implements LockIssuer {
     let lost = 0;
     for (const lock of [...this.#held]) {
       if (resource !== undefined && !lock.resources.includes(resource)) continue;
-      lock.markLost(new LockLostError(lock.resources, `The lock on ${quote(lock.resources)} was lost (simulated by RedlockTestingService).`));
+      lock.markLost(new LockLostError(lock.resources, 'majority-lost', 'simulated by RedlockTestingService'));
       this.#held.delete(lock);
       lost++;
     }
@@ -105,7 +106,7 @@ export class RedlockTestingService implements LockIssuer {
 
   /** Marks held locks lost, as the real service does at shutdown. */
   async close(): Promise<void> {
-    for (const lock of [...this.#held]) lock.markLost(new LockLostError(lock.resources, `The lock on ${quote(lock.resources)} was released because the application is shutting down.`));
+    for (const lock of [...this.#held]) lock.markLost(LockLostError.shutdown(lock.resources));
     this.#held.clear();
   }
 
@@ -161,7 +162,7 @@ export class RedlockTestingService implements LockIssuer {
   /** Used by `Lock.extend()`. @internal */
   async extendLock(lock: Lock, ttl: number): Promise<void> {
     if (lock.lostReason) throw lock.lostReason;
-    if (!lock.isHeld) throw new LockLostError(lock.resources, `Cannot extend the lock on ${quote(lock.resources)}: it was released.`);
+    if (!lock.isHeld) throw LockLostError.released(lock.resources);
     lock.markExtended(now() + STUB_VALIDITY_MS, ttl);
   }
 
@@ -195,6 +196,3 @@ function checkResources(resources: string | readonly string[]): string[] {
   return [...new Set(list as string[])];
 }
 
-function quote(resources: readonly string[]): string {
-  return resources.map((r) => JSON.stringify(r)).join(', ');
-}
