@@ -29,15 +29,10 @@ import { RestartGuard } from './restart-guard.js';
 import { AttemptBudget } from './retry.js';
 import { quorumOf, voteRound, type MasterOutcome, type VoteRound } from './votes.js';
 import { releaseChannelOf, Wakeups } from './wakeups.js';
+import { checkLockMode, coversRequest, setShape, shapeOf, type LockModeOptions, type RequestedShape } from './lock-mode.js';
+import * as shared from './shared-rounds.js';
 import { inspectResource, type LockInspection } from './inspect.js';
-import {
-  noteAttempt,
-  noteOutcomes,
-  publishLost,
-  traceAcquire,
-  traceLockOperation,
-  tracing,
-} from '../ops/diagnostics.js';
+import { noteAttempt, noteOutcomes, publishLost, traceAcquire, traceLockOperation, tracing } from '../ops/diagnostics.js';
 
 /**
  * Per-call options of `acquire()` and `using()`.
@@ -46,7 +41,7 @@ import {
  * await redlock.acquire('report', 30_000, { acquireTimeout: 2_000, signal: AbortSignal.timeout(5_000) });
  * @publicApi
  */
-export interface AcquireOptions extends RetryOptions, HoldOptions {
+export interface AcquireOptions extends RetryOptions, LockModeOptions, HoldOptions {
   /** Gives up waiting when this signal aborts; the acquisition rejects with `signal.reason`. */
   signal?: AbortSignal;
   /** `acquire()` only: renew the lock automatically until it is released (as `using()` does). @default false */
@@ -54,6 +49,15 @@ export interface AcquireOptions extends RetryOptions, HoldOptions {
   /** Issue a fencing token with this lock (`lock.fencingToken`). @default the `fencing` option */
   fencing?: boolean;
 }
+
+/**
+ * Per-call options of `tryAcquire()`.
+ *
+ * @example
+ * const permit = await redlock.tryAcquire(`export:${tenant}`, 60_000, { limit: 3 });
+ * @publicApi
+ */
+export type TryAcquireOptions = Pick<AcquireOptions, 'mode' | 'limit' | 'fencing'>;
 
 /** Per-call options of `using()`: those of `acquire()` but `autoExtend` (a `using()` lock is always renewed). */
 export type UsingOptions = Omit<AcquireOptions, 'autoExtend'>;
@@ -72,23 +76,17 @@ interface AttemptOptions {
   readonly signal?: AbortSignal;
   /** Issue a fencing token. */
   readonly fencing: boolean;
+  /** A read lock or a permit of a counting lock; undefined for the exclusive (write) lock. */
+  readonly shape?: RequestedShape;
 }
 
 /** Outcomes with a `timeout` for each master that has not answered. */
-function settledOutcomes(
-  outcomes: readonly (MasterOutcome | undefined)[],
-  masters: readonly Master[],
-): MasterOutcome[] {
+function settledOutcomes(outcomes: readonly (MasterOutcome | undefined)[], masters: readonly Master[]): MasterOutcome[] {
   return outcomes.map((o, i) => o ?? { master: masters[i].label, status: 'timeout' as const });
 }
 
 /** `tryAcquire()`'s policy: one attempt, no waiting. */
-const ONE_TRY: ResolvedRetryOptions = Object.freeze({
-  retryCount: 0,
-  retryDelay: 0,
-  retryJitter: 0,
-  acquireTimeout: undefined,
-});
+const ONE_TRY: ResolvedRetryOptions = Object.freeze({ retryCount: 0, retryDelay: 0, retryJitter: 0, acquireTimeout: undefined });
 
 /**
  * The Redlock algorithm over N independent Redis masters, with no framework attached.
@@ -130,11 +128,7 @@ export class Redlock implements LockIssuer, Campaigner {
     this.#largestTtl = this.options.ttl;
     const guard = this.options.restartGuard;
     if (guard) {
-      this.#guard = new RestartGuard(
-        this.#masters,
-        () => Math.max(guard.largestTtl ?? 0, this.#largestTtl),
-        this.options.driftFactor,
-      );
+      this.#guard = new RestartGuard(this.#masters, () => Math.max(guard.largestTtl ?? 0, this.#largestTtl), this.options.driftFactor);
       this.#trusts = (i) => this.#guard!.trusts(i);
     }
     setMaxListeners(0, this.#closing.signal); // every acquisition waiting to retry listens to it
@@ -165,16 +159,7 @@ export class Redlock implements LockIssuer, Campaigner {
   inspect(resource: string): Promise<LockInspection> {
     const [name] = this.checkResources(resource);
     const { keyPrefix, fencingPrefix, fencing, commandTimeout, driftFactor } = this.options;
-    return inspectResource(
-      this.#masters,
-      this.quorum,
-      commandTimeout,
-      driftFactor,
-      name,
-      keyPrefix + name,
-      fencingPrefix + name,
-      fencing,
-    );
+    return inspectResource(this.#masters, this.quorum, commandTimeout, driftFactor, name, keyPrefix + name, fencingPrefix + name, fencing);
   }
 
   /** Opens the connections the library owns, waiting up to `connectTimeout`; masters still down are retried in the background. */
@@ -194,33 +179,17 @@ export class Redlock implements LockIssuer, Campaigner {
    * const lock = await redlock.acquire(['seat:12A', 'seat:12B'], 3_000);
    * try { await book(); } finally { await lock.release(); }
    */
-  acquire(
-    resources: string | readonly string[],
-    ttl: number | undefined,
-    options: AcquireOptions & { onBusy: 'skip' },
-  ): Promise<Lock | undefined>;
-  acquire(
-    resources: string | readonly string[],
-    ttl?: number,
-    options?: AcquireOptions & { onBusy?: 'wait' },
-  ): Promise<Lock>;
+  acquire(resources: string | readonly string[], ttl: number | undefined, options: AcquireOptions & { onBusy: 'skip' }): Promise<Lock | undefined>;
+  acquire(resources: string | readonly string[], ttl?: number, options?: AcquireOptions & { onBusy?: 'wait' }): Promise<Lock>;
   acquire(resources: string | readonly string[], ttl?: number, options?: AcquireOptions): Promise<Lock | undefined>;
-  async acquire(
-    resources: string | readonly string[],
-    ttl?: number,
-    options?: AcquireOptions,
-  ): Promise<Lock | undefined> {
+  async acquire(resources: string | readonly string[], ttl?: number, options?: AcquireOptions): Promise<Lock | undefined> {
     const names = this.checkResources(resources);
     const lockTtl = checkTtl(ttl ?? this.options.ttl);
     checkCallOptions(options);
+    const shape = checkLockMode(options, names.length);
     const hold = resolveHoldOptions(options, lockTtl, options?.autoExtend === true);
     const retry = resolveRetryOptions(this.options, this.retryOverrides(options, hold));
-    const acquire = () =>
-      this.acquireChecked(names, lockTtl, {
-        retry,
-        signal: options?.signal,
-        fencing: options?.fencing ?? this.options.fencing,
-      });
+    const acquire = () => this.acquireChecked(names, lockTtl, { retry, signal: options?.signal, fencing: options?.fencing ?? this.options.fencing, shape });
     let lock: Lock;
     try {
       lock = await (tracing() ? traceAcquire('acquire', names, lockTtl, options, acquire) : acquire());
@@ -264,15 +233,17 @@ export class Redlock implements LockIssuer, Campaigner {
    * const lock = await redlock.tryAcquire('nightly-report', 60_000);
    * if (!lock) return; // another instance is on it
    */
-  async tryAcquire(resources: string | readonly string[], ttl?: number): Promise<Lock | null> {
+  async tryAcquire(resources: string | readonly string[], ttl?: number, options?: TryAcquireOptions): Promise<Lock | null> {
     const names = this.checkResources(resources);
     const lockTtl = checkTtl(ttl ?? this.options.ttl);
+    checkCallOptions(options);
+    const shape = checkLockMode(options, names.length);
     const tryOnce = (): Promise<Lock | null> =>
-      this.acquireChecked(names, lockTtl, { retry: ONE_TRY, fencing: this.options.fencing }).catch((error: unknown) => {
+      this.acquireChecked(names, lockTtl, { retry: ONE_TRY, fencing: options?.fencing ?? this.options.fencing, shape }).catch((error: unknown) => {
         if (error instanceof LockAcquisitionError && error.busy) return null;
         throw error;
       });
-    return tracing() ? traceAcquire('tryAcquire', names, lockTtl, undefined, tryOnce) : tryOnce();
+    return tracing() ? traceAcquire('tryAcquire', names, lockTtl, options, tryOnce) : tryOnce();
   }
 
   /**
@@ -285,24 +256,9 @@ export class Redlock implements LockIssuer, Campaigner {
    * @example
    * const seat = await redlock.using(`seat:${id}`, 2_000, async (lock) => sell(id, lock.signal));
    */
-  using<T>(
-    resources: string | readonly string[],
-    ttl: number | undefined,
-    fn: (lock: Lock) => Promise<T> | T,
-    options: UsingOptions & { onBusy: 'skip' },
-  ): Promise<T | undefined>;
-  using<T>(
-    resources: string | readonly string[],
-    ttl: number | undefined,
-    fn: (lock: Lock) => Promise<T> | T,
-    options?: UsingOptions & { onBusy?: 'wait' },
-  ): Promise<T>;
-  using<T>(
-    resources: string | readonly string[],
-    ttl: number | undefined,
-    fn: (lock: Lock) => Promise<T> | T,
-    options?: UsingOptions,
-  ): Promise<T | undefined>;
+  using<T>(resources: string | readonly string[], ttl: number | undefined, fn: (lock: Lock) => Promise<T> | T, options: UsingOptions & { onBusy: 'skip' }): Promise<T | undefined>;
+  using<T>(resources: string | readonly string[], ttl: number | undefined, fn: (lock: Lock) => Promise<T> | T, options?: UsingOptions & { onBusy?: 'wait' }): Promise<T>;
+  using<T>(resources: string | readonly string[], ttl: number | undefined, fn: (lock: Lock) => Promise<T> | T, options?: UsingOptions): Promise<T | undefined>;
   async using<T>(
     resources: string | readonly string[],
     ttl: number | undefined,
@@ -311,9 +267,9 @@ export class Redlock implements LockIssuer, Campaigner {
   ): Promise<T | undefined> {
     const names = this.checkResources(resources);
     const lockTtl = checkTtl(ttl ?? this.options.ttl);
-    if (typeof fn !== 'function')
-      throw new RedlockConfigError('fn', `\`fn\` must be the function to run under the lock; got ${typeof fn}.`);
+    if (typeof fn !== 'function') throw new RedlockConfigError('fn', `\`fn\` must be the function to run under the lock; got ${typeof fn}.`);
     checkCallOptions(options);
+    const shape = checkLockMode(options, names.length);
     const hold = resolveHoldOptions(options, lockTtl);
     const retry = resolveRetryOptions(this.options, this.retryOverrides(options, hold));
 
@@ -321,7 +277,7 @@ export class Redlock implements LockIssuer, Campaigner {
     const missing: string[] = [];
     for (const name of names) {
       const held = lockHeldInChain(this, this.options.keyPrefix + name);
-      if (held) inherited.add(held);
+      if (held && coversRequest(held, shape, name)) inherited.add(held);
       else missing.push(name);
     }
     if (missing.length === 0) {
@@ -331,12 +287,7 @@ export class Redlock implements LockIssuer, Campaigner {
       return result;
     }
 
-    const acquire = () =>
-      this.acquireChecked(missing, lockTtl, {
-        retry,
-        signal: options?.signal,
-        fencing: options?.fencing ?? this.options.fencing,
-      });
+    const acquire = () => this.acquireChecked(missing, lockTtl, { retry, signal: options?.signal, fencing: options?.fencing ?? this.options.fencing, shape });
     let lock: Lock;
     try {
       lock = await (tracing() ? traceAcquire('using', missing, lockTtl, options, acquire) : acquire());
@@ -371,10 +322,7 @@ export class Redlock implements LockIssuer, Campaigner {
    * await leadership.resign();
    */
   lead(resource: string, options?: LeadOptions): Leadership {
-    if (typeof resource !== 'string')
-      throw new LockKeyError(
-        `\`resource\` must be a non-empty string; got ${Array.isArray(resource) ? 'an array' : typeof resource}.`,
-      );
+    if (typeof resource !== 'string') throw new LockKeyError(`\`resource\` must be a non-empty string; got ${Array.isArray(resource) ? 'an array' : typeof resource}.`);
     const [name] = this.checkResources(resource);
     const settings = resolveLeadOptions(this.options, options);
     if (this.#closing.signal.aborted) throw new RedlockClosedError();
@@ -399,9 +347,7 @@ export class Redlock implements LockIssuer, Campaigner {
     }
     for (const [i, r] of list.entries()) {
       if (typeof r !== 'string' || r.length === 0) {
-        throw new LockKeyError(
-          `\`resources${typeof resources === 'string' ? '' : `[${i}]`}\` must be a non-empty string; got ${r === '' ? 'an empty string' : typeof r}.`,
-        );
+        throw new LockKeyError(`\`resources${typeof resources === 'string' ? '' : `[${i}]`}\` must be a non-empty string; got ${r === '' ? 'an empty string' : typeof r}.`);
       }
     }
     return list.length === 1 ? [list[0]] : [...new Set(list)];
@@ -420,24 +366,46 @@ export class Redlock implements LockIssuer, Campaigner {
     const context = this.roundContext(commandTimeoutFor(ttl, this.options.commandTimeout));
     const queue = { wakeups: this.#wakeups, keys, heldHere: () => this.heldHere(keys) };
     const budget = new AttemptBudget(options.retry, queue, options.signal, this.#closing.signal);
+    const { shape } = options;
+    let writer: string | undefined; // a waiting writer's id: it holds off new readers while it waits
     try {
       for (;;) {
         await budget.nextAttempt();
         const value = randomBytes(16).toString('base64url');
-        const result = await acquireRound(context, { keys, counters, value, ttl });
+        const request = { keys, counters, value, ttl };
+        const sharedResult = shape ? await shared.sharedAcquireRound(context, request, shape) : undefined;
+        const result = sharedResult ?? (await acquireRound(context, request));
         noteAttempt(budget.attempts, result.start, result.round.outcomes);
         const validUntil = validUntilOf(result.start, ttl, driftFactor);
         if (result.outcome === 'granted' && validUntil > now()) {
+          const lock = new Lock(this, resources, keys, value, ttl, validUntil, result.token);
+          if (shape) setShape(lock, shape.kind === 'permit' ? { ...shape, slot: sharedResult!.slot } : shape);
           if (budget.stopped) {
-            void this.releaseKeys(keys, value, context.timeout, true);
+            void this.releaseHeld(lock, context.timeout, true);
             budget.throwIfStopped();
           }
-          const lock = new Lock(this, resources, keys, value, ttl, validUntil, result.token);
           this.track(lock);
+          // Others of this process queued behind a shared lock may share it too: pass the wake-up on
+          // (not with the value: the holder's own release must still wake).
+          if (shape) for (const key of keys) this.#wakeups.released(key, `${value}:granted`);
           return lock;
         }
         // Failed: release on ALL masters, the ones that said no or timed out included (silently: nothing was free).
-        const released = this.releaseKeys(keys, value, context.timeout, false);
+        const released = sharedResult ? { settled: Promise.all(sharedResult.cleanUp().map((r) => r.settled)) } : this.releaseKeys(keys, value, context.timeout, false);
+        if (sharedResult?.heldLimit !== undefined && shape?.kind === 'permit') {
+          await released.settled;
+          throw new RedlockConfigError(
+            'limit',
+            `\`limit\` ${shape.limit} differs from the limit ${sharedResult.heldLimit} that the holders of ${resources.map((r) => JSON.stringify(r)).join(', ')} use; every holder of a counting lock must use the same limit.`,
+          );
+        }
+        if (!shape && !budget.exhausted) {
+          // Writer preference: a waiting writer holds off new readers, for a little longer than its next attempt.
+          writer ??= randomBytes(16).toString('base64url');
+          const { retryDelay, retryJitter } = options.retry;
+          const between = typeof retryDelay === 'number' ? retryDelay : 1_000;
+          shared.registerWriter(context, keys, writer, 2 * (between + retryJitter) + 2 * context.timeout + 50);
+        }
         if (budget.exhausted) {
           const spent = budget.spent;
           await Promise.all([released.settled, result.round.settled]);
@@ -453,21 +421,25 @@ export class Redlock implements LockIssuer, Campaigner {
       }
     } finally {
       budget.leave();
+      if (writer) shared.withdrawWriter(context, keys, writer); // won or gave up: stop holding readers off
     }
   }
 
   private roundContext(timeout: number): RoundContext {
-    return {
-      masters: this.#masters,
-      quorum: this.quorum,
-      timeout,
-      fencingQuorum: this.options.fencingQuorum,
-      trusts: this.#trusts,
-    };
+    return { masters: this.#masters, quorum: this.quorum, timeout, fencingQuorum: this.options.fencingQuorum, trusts: this.#trusts };
+  }
+
+  /** Releases a held lock of any kind on every master. */
+  private releaseHeld(lock: Lock, timeout: number, announce: boolean): VoteRound {
+    const shape = shapeOf(lock);
+    if (shape?.kind === 'read') return shared.releaseRead(this.roundContext(timeout), lock.keys, lock.value, announce);
+    if (shape?.kind === 'permit') return shared.releasePermit(this.roundContext(timeout), lock.keys[0], shape.limit, shape.slot, lock.value, announce);
+    return this.releaseKeys(lock.keys, lock.value, timeout, announce);
   }
 
   private track(lock: Lock): void {
     this.#held.add(lock);
+    if (shapeOf(lock)) return; // shared: holders here do not stop waiters here from polling
     for (const key of lock.keys) this.#heldKeys.set(key, lock);
   }
 
@@ -490,23 +462,27 @@ export class Redlock implements LockIssuer, Campaigner {
     checkTtl(ttl);
     if (lock.lostReason) throw lock.lostReason;
     if (!lock.isHeld) {
-      const reason = lock.releaseRequested
-        ? LockLostError.released(lock.resources)
-        : LockLostError.lapsed(lock.resources);
+      const reason = lock.releaseRequested ? LockLostError.released(lock.resources) : LockLostError.lapsed(lock.resources);
       lock.markLost(reason);
       throw reason;
     }
     if (ttl > this.#largestTtl) this.#largestTtl = ttl;
     const timeout = commandTimeoutFor(ttl, this.options.commandTimeout);
     const start = now();
-    const round = voteRound(
-      this.#masters,
-      this.quorum,
-      timeout,
-      (m) => m.scripts.quorumLockExtend(lock.keys.length, ...lock.keys, lock.value, String(ttl)),
-      (reply) => reply === 1,
-      this.#trusts,
-    );
+    const shape = shapeOf(lock);
+    const round =
+      shape?.kind === 'read'
+        ? shared.extendRead(this.roundContext(timeout), lock.keys, lock.value, String(ttl))
+        : shape?.kind === 'permit'
+          ? shared.extendPermit(this.roundContext(timeout), lock.keys[0], shape.limit, shape.slot, lock.value, String(ttl))
+          : voteRound(
+              this.#masters,
+              this.quorum,
+              timeout,
+              (m) => m.scripts.quorumLockExtend(lock.keys.length, ...lock.keys, lock.value, String(ttl)),
+              (reply) => reply === 1,
+              this.#trusts,
+            );
     noteOutcomes(round.outcomes);
     const won = await round.decided;
     const validUntil = validUntilOf(start, ttl, this.options.driftFactor);
@@ -542,12 +518,7 @@ export class Redlock implements LockIssuer, Campaigner {
     if (!lock.markReleased()) return;
     this.untrack(lock);
     if (await this.endMinHold(lock, wasHeld)) return;
-    const round = this.releaseKeys(
-      lock.keys,
-      lock.value,
-      commandTimeoutFor(lock.ttl, this.options.commandTimeout),
-      true,
-    );
+    const round = this.releaseHeld(lock, commandTimeoutFor(lock.ttl, this.options.commandTimeout), true);
     noteOutcomes(round.outcomes);
     await round.decided;
     for (const key of lock.keys) this.#wakeups.released(key, lock.value);
@@ -566,13 +537,15 @@ export class Redlock implements LockIssuer, Campaigner {
     this.#limits.delete(lock);
     const left = Math.ceil(limits.minHoldUntil - now());
     if (!wasHeld || left <= 0) return false;
-    await voteRound(
-      this.#masters,
-      this.quorum,
-      commandTimeoutFor(lock.ttl, this.options.commandTimeout),
-      (m) => m.scripts.quorumLockExtend(lock.keys.length, ...lock.keys, lock.value, String(left)),
-      () => true,
-    ).decided;
+    const timeout = commandTimeoutFor(lock.ttl, this.options.commandTimeout);
+    const shape = shapeOf(lock);
+    const round =
+      shape?.kind === 'read'
+        ? shared.extendRead(this.roundContext(timeout), lock.keys, lock.value, String(left))
+        : shape?.kind === 'permit'
+          ? shared.extendPermit(this.roundContext(timeout), lock.keys[0], shape.limit, shape.slot, lock.value, String(left))
+          : voteRound(this.#masters, this.quorum, timeout, (m) => m.scripts.quorumLockExtend(lock.keys.length, ...lock.keys, lock.value, String(left)), () => true);
+    await round.decided;
     return true;
   }
 
@@ -607,7 +580,7 @@ export class Redlock implements LockIssuer, Campaigner {
     await Promise.all(
       held.map((lock) => {
         lock.markLost(LockLostError.shutdown(lock.resources));
-        return this.releaseKeys(lock.keys, lock.value, this.options.commandTimeout, true).settled;
+        return this.releaseHeld(lock, this.options.commandTimeout, true).settled;
       }),
     );
     this.#wakeups.close();

@@ -4,6 +4,7 @@ import { compileLockKey, type LockKey } from '../core/key-template.js';
 import { resolveHoldOptions, type HoldOptions } from '../core/hold-options.js';
 import { checkCallOptions, checkTtl, resolveRetryOptions, type RetryOptions } from '../core/options.js';
 import { parameterNamesOf } from '../core/parameter-names.js';
+import { checkLockMode, type LockModeOptions } from '../core/lock-mode.js';
 import { RedlockError } from '../errors/redlock.error.js';
 import { KEY_TEMPLATE, keyTemplateOf } from '../ops/diagnostics.js';
 import { RedlockService } from '../redlock.service.js';
@@ -17,7 +18,7 @@ import { heldObservable, lockedObservable } from './locked-observable.js';
  * \@Locked('report:#day', { ttl: 30_000, retryCount: 0 })
  * @publicApi
  */
-export interface LockedOptions extends RetryOptions, HoldOptions {
+export interface LockedOptions extends RetryOptions, LockModeOptions, HoldOptions {
   /** Lock TTL in ms; the lock is renewed while the method runs. @default the module's `ttl` */
   ttl?: number;
   /** Issue a fencing token (`currentLock()!.fencingToken` inside the method). @default the module's `fencing` */
@@ -122,6 +123,7 @@ export function Locked(key: LockKey, ttlOrOptions?: number | LockedOptions): Loc
     }
     if (options.ttl !== undefined) checkTtl(options.ttl, `@Locked ttl on ${where}`);
     checkCallOptions({ fencing: options.fencing });
+    checkLockMode(options); // `mode` / `limit` refused at decoration time, naming the option
     resolveHoldOptions(options, options.ttl);
     // Refuse malformed retry settings now; how they combine with the module's options is checked per call.
     resolveRetryOptions(
