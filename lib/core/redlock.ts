@@ -31,6 +31,7 @@ import { releaseChannelOf, Wakeups } from './wakeups.js';
 import { checkLockMode, coversRequest, setShape, shapeOf, type LockModeOptions, type RequestedShape } from './lock-mode.js';
 import * as shared from './shared-rounds.js';
 import { inspectResource, type LockInspection } from './inspect.js';
+import { startTelemetry } from '../ops/telemetry.js';
 import { noteAttempt, noteOutcomes, publishLost, traceAcquire, traceLockOperation, tracing } from '../ops/diagnostics.js';
 
 /**
@@ -99,6 +100,7 @@ export class Redlock implements LockIssuer, Campaigner {
   /** Which lock of this instance holds each key: a waiter need not poll a lock held here, whose release wakes it directly. */
   readonly #heldKeys = new Map<string, Lock>();
   readonly #closing = new AbortController();
+  #telemetry: Promise<() => void> | undefined;
   /** Campaigns still running: close() resigns them before it releases anything else. */
   readonly #leaderships = new Set<Leadership>();
   readonly #wakeups: Wakeups;
@@ -151,8 +153,9 @@ export class Redlock implements LockIssuer, Campaigner {
   }
 
   /** Opens the connections the library owns, waiting up to `connectTimeout`; masters still down are retried in the background. */
-  connect(): Promise<void> {
-    return connectMasters(this.#masters, this.options.connectTimeout);
+  async connect(): Promise<void> {
+    this.#telemetry ??= startTelemetry(this); // OpenTelemetry, when installed and an SDK is registered
+    await Promise.all([this.#telemetry, connectMasters(this.#masters, this.options.connectTimeout)]);
   }
 
   /**
@@ -501,6 +504,7 @@ export class Redlock implements LockIssuer, Campaigner {
     );
     this.#wakeups.close();
     this.#guard?.dispose();
+    void this.#telemetry?.then((stop) => stop());
     closeMasters(this.#masters);
   }
 }
