@@ -80,9 +80,9 @@ function onExit(): void {
   for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
 }
 
-function launch(bin: string, port: number, dir: string): Proc {
+function launch(bin: string, port: number, dir: string, extra: readonly string[] = []): Proc {
   const args = ['--port', String(port), '--bind', HOST, '--save', '', '--appendonly', 'no',
-    '--protected-mode', 'no', '--daemonize', 'no', '--loglevel', 'warning', '--dir', dir];
+    '--protected-mode', 'no', '--daemonize', 'no', '--loglevel', 'warning', '--dir', dir, ...extra];
   const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const state: Proc['state'] = { done: false, output: '' };
   const capture = (chunk: Buffer) => (state.output = (state.output + chunk.toString()).slice(-4096));
@@ -122,8 +122,8 @@ function answers(port: number, pid: number | undefined): Promise<boolean> {
 }
 
 /** Spawn on `port` and wait until it answers; `undefined` if the port turned out to be taken. */
-async function startOn(bin: string, port: number, dir: string): Promise<Proc | undefined> {
-  const proc = launch(bin, port, dir);
+async function startOn(bin: string, port: number, dir: string, extra: readonly string[] = []): Promise<Proc | undefined> {
+  const proc = launch(bin, port, dir, extra);
   const deadline = Date.now() + READY_TIMEOUT_MS;
   while (!proc.state.done && Date.now() < deadline) {
     if (await answers(port, proc.child.pid)) return proc;
@@ -141,7 +141,7 @@ async function startOn(bin: string, port: number, dir: string): Promise<Proc | u
   throw new Error(`redis-server (${bin}) on ${HOST}:${port} ${why}. Output:\n${output || '(none)'}`);
 }
 
-function createMaster(port: number, bin: string, dir: string | undefined, proc: Proc | undefined): RedisMaster {
+function createMaster(port: number, bin: string, dir: string | undefined, proc: Proc | undefined, extra: readonly string[] = []): RedisMaster {
   // `proc` stays set after an unexpected exit (e.g. killed by someone else) until kill() or stop() reaps it.
   const live = () => (proc?.state.done ? undefined : proc);
   const signal = (name: NodeJS.Signals) => {
@@ -165,7 +165,7 @@ function createMaster(port: number, bin: string, dir: string | undefined, proc: 
     async restart() {
       if (live()) throw new Error(`redis-server on ${HOST}:${port} is still running (pid ${live()!.child.pid})`);
       dir ??= await makeTempDir();
-      proc = await startOn(bin, port, dir);
+      proc = await startOn(bin, port, dir, extra);
       if (!proc) throw new Error(`cannot restart redis-server: ${HOST}:${port} is in use by another process`);
     },
     async stop() {
@@ -195,13 +195,13 @@ async function removeTempDir(dir: string): Promise<void> {
   tempDirs.delete(dir);
 }
 
-async function startMaster(bin: string): Promise<RedisMaster> {
+async function startMaster(bin: string, extra: readonly string[] = []): Promise<RedisMaster> {
   const dir = await makeTempDir();
   try {
     for (let attempt = 1; attempt <= PORT_ATTEMPTS; attempt++) {
       const port = await freePort();
-      const proc = await startOn(bin, port, dir);
-      if (proc) return createMaster(port, bin, dir, proc);
+      const proc = await startOn(bin, port, dir, extra);
+      if (proc) return createMaster(port, bin, dir, proc, extra);
     }
     throw new Error(`redis-server found no free port on ${HOST} in ${PORT_ATTEMPTS} attempts`);
   } catch (error) {
@@ -212,15 +212,16 @@ async function startMaster(bin: string): Promise<RedisMaster> {
 
 /**
  * Start `count` independent masters in parallel on free ports of 127.0.0.1, each answering PING.
- * The binary is `options.redisServer`, else `$REDIS_SERVER`, else `redis-server` from PATH.
+ * The binary is `options.redisServer`, else `$REDIS_SERVER`, else `redis-server` from PATH;
+ * `options.args` are extra server arguments (for example `['--maxmemory-policy', 'allkeys-lru']`).
  * @example
  * await using redis = await startRedisMasters(3);
  * const clients = redis.urls.map((url) => new Redis(url));
  */
-export async function startRedisMasters(count: number, options: { redisServer?: string } = {}): Promise<RedisMasters> {
+export async function startRedisMasters(count: number, options: { redisServer?: string; args?: readonly string[] } = {}): Promise<RedisMasters> {
   if (!Number.isInteger(count) || count < 0) throw new RangeError(`count must be an integer >= 0, got ${count}`);
   const bin = options.redisServer ?? process.env.REDIS_SERVER ?? 'redis-server';
-  const results = await Promise.allSettled(Array.from({ length: count }, () => startMaster(bin)));
+  const results = await Promise.allSettled(Array.from({ length: count }, () => startMaster(bin, options.args)));
   const masters = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
   const stop = async () => void (await Promise.all(masters.map((m) => m.stop())));
   const failure = results.find((r) => r.status === 'rejected');

@@ -1,5 +1,6 @@
 import type { Redis, RedisOptions } from 'ioredis';
 import { RedlockConfigError } from '../errors/redlock-config.error.js';
+import { isLogger, type RedlockLogger } from './logger.js';
 
 /**
  * One Redis master: a `redis://` / `rediss://` URL, ioredis connection options, or an ioredis
@@ -80,10 +81,26 @@ export interface RedlockOptions extends RetryOptions {
    * fenced locks then need W masters up. @default floor(N/2)+1
    */
   fencingQuorum?: number;
+  /**
+   * Where the library logs (context `Redlock`): masters unreachable, distrusted or trusted again,
+   * an even number of masters, risky server settings. `false` silences it. Outside Nest the default
+   * prints warnings and errors on `console`; `RedlockService` defaults to Nest's `new Logger('Redlock')`.
+   * No line contains a password or a lock value. @default console warnings (Nest: `Logger('Redlock')`)
+   */
+  logger?: RedlockLogger | false;
+  /**
+   * Let masters whose `maxmemory-policy` can evict keys (anything but `noeviction`) vote. Off, such a
+   * master is refused: `connect()` rejects with `RedlockConfigError` naming it, and its votes do not
+   * count; an evicted lock key lets a second client win a lock that is still held. On, each such
+   * master is warned about once. @default false
+   */
+  allowEvictingMasters?: boolean;
 }
 
 /** Options with every default filled in. */
-export interface ResolvedRedlockOptions extends Required<Omit<RedlockOptions, 'acquireTimeout' | 'restartGuard' | 'fencingQuorum'>> {
+export interface ResolvedRedlockOptions extends Required<Omit<RedlockOptions, 'acquireTimeout' | 'restartGuard' | 'fencingQuorum' | 'logger'>> {
+  /** The `logger` option as given (undefined: the default). */
+  logger: RedlockLogger | false | undefined;
   fencingQuorum: number;
   acquireTimeout: number | undefined;
   /** The restart guard's largest TTL, or `undefined` to track it, or `false` when the guard is off. */
@@ -105,6 +122,7 @@ export const REDLOCK_DEFAULTS = Object.freeze({
   restartGuard: true,
   fencing: false,
   fencingPrefix: 'fence:',
+  allowEvictingMasters: false,
 });
 
 function refuse(option: string, rule: string, value: unknown): never {
@@ -206,6 +224,10 @@ export function resolveOptions(options: RedlockOptions): ResolvedRedlockOptions 
   if (!Number.isSafeInteger(fencingQuorum) || fencingQuorum < majority || fencingQuorum > nodes.length) {
     refuse('fencingQuorum', `must be a whole number from the majority (${majority}) to the number of \`nodes\` (${nodes.length})`, fencingQuorum);
   }
+  const logger = options.logger;
+  if (logger !== undefined && logger !== false && !isLogger(logger)) refuse('logger', 'must be false or an object with log, warn and error methods (Nest\'s Logger, console…)', logger);
+  const allowEvictingMasters = options.allowEvictingMasters ?? REDLOCK_DEFAULTS.allowEvictingMasters;
+  if (typeof allowEvictingMasters !== 'boolean') refuse('allowEvictingMasters', 'must be true or false', allowEvictingMasters);
   const retry = resolveRetryOptions(
     {
       retryCount: REDLOCK_DEFAULTS.retryCount,
@@ -215,5 +237,5 @@ export function resolveOptions(options: RedlockOptions): ResolvedRedlockOptions 
     },
     options,
   );
-  return { nodes, keyPrefix, ttl, driftFactor, commandTimeout, connectTimeout, wakeOnRelease, restartGuard, fencing, fencingPrefix, fencingQuorum, ...retry };
+  return { nodes, keyPrefix, ttl, driftFactor, commandTimeout, connectTimeout, wakeOnRelease, restartGuard, fencing, fencingPrefix, fencingQuorum, logger, allowEvictingMasters, ...retry };
 }
