@@ -8,6 +8,7 @@ export { RedlockService } from './redlock.service.js';
 export { Locked, type LockedOptions } from './decorators/index.js';
 export { Redlock, type AcquireOptions } from './core/redlock.js';
 export { Lock } from './core/lock.js';
+export { Leadership, type LeadOptions } from './core/leadership.js';
 export { currentLock } from './core/lock-context.js';
 export type { LockKey } from './core/key-template.js';
 export type { MasterOutcome } from './core/votes.js';

@@ -1,6 +1,9 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { Redlock } from './core/redlock.js';
+import { registerLoadedFormat } from './dual-package.js';
 import { REDLOCK_MODULE_OPTIONS, type RedlockModuleOptions } from './redlock.module-definition.js';
+
+registerLoadedFormat();
 
 /**
  * The injectable lock service: `acquire`, `tryAcquire` and `using` over the masters configured in

@@ -9,25 +9,26 @@ ensure_node_modules() {
   fi
 }
 
-# Makes sure redis-server is on PATH (or REDIS_SERVER points to it); installs Debian's package when possible.
+# Makes sure redis-server is on PATH (or REDIS_SERVER points to it). Installs Debian's package only
+# when running as root with apt-get (a fresh container, CI); otherwise prints the exact command.
+# It never calls sudo.
 ensure_redis_server() {
   if [ -n "${REDIS_SERVER:-}" ] && [ -x "${REDIS_SERVER}" ]; then return 0; fi
   if command -v redis-server >/dev/null 2>&1; then return 0; fi
-  if command -v apt-get >/dev/null 2>&1; then
-    local sudo=""
-    if [ "$(id -u)" -ne 0 ]; then
-      if command -v sudo >/dev/null 2>&1; then sudo="sudo"; else
-        echo "setup: redis-server is missing and installing it needs root. Run: sudo apt-get install -y redis-server" >&2
-        return 1
-      fi
-    fi
+  if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" -eq 0 ]; then
     echo "setup: installing redis-server (apt-get)"
-    $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq redis-server >/dev/null
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null
     # Debian starts a system redis on 6379; the tests start their own servers on free ports and do not use it.
   fi
   if ! command -v redis-server >/dev/null 2>&1; then
-    echo "setup: redis-server is not installed. Install it (Debian/Ubuntu: apt-get install -y redis-server; macOS: brew install redis)" >&2
-    echo "       or set REDIS_SERVER to its path." >&2
+    echo "setup: redis-server is not installed. Install it, then run this command again:" >&2
+    if command -v apt-get >/dev/null 2>&1; then
+      echo "         sudo apt-get install -y redis-server" >&2
+    else
+      echo "         brew install redis        (macOS)" >&2
+      echo "         apt-get install -y redis-server   (Debian/Ubuntu, as root)" >&2
+    fi
+    echo "       or set REDIS_SERVER to the path of a redis-server binary." >&2
     return 1
   fi
 }

@@ -80,9 +80,13 @@ function onExit(): void {
   for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
 }
 
-function launch(bin: string, port: number, dir: string, extra: readonly string[] = []): Proc {
+/** Extra `redis-server` arguments, or a function of the port that returns them (e.g. a cluster bus port). */
+export type ServerArgs = readonly string[] | ((port: number) => readonly string[]);
+
+function launch(bin: string, port: number, dir: string, extra: ServerArgs = []): Proc {
   const args = ['--port', String(port), '--bind', HOST, '--save', '', '--appendonly', 'no',
-    '--protected-mode', 'no', '--daemonize', 'no', '--loglevel', 'warning', '--dir', dir, ...extra];
+    '--protected-mode', 'no', '--daemonize', 'no', '--loglevel', 'warning', '--dir', dir,
+    ...(typeof extra === 'function' ? extra(port) : extra)];
   const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const state: Proc['state'] = { done: false, output: '' };
   const capture = (chunk: Buffer) => (state.output = (state.output + chunk.toString()).slice(-4096));
@@ -122,7 +126,7 @@ function answers(port: number, pid: number | undefined): Promise<boolean> {
 }
 
 /** Spawn on `port` and wait until it answers; `undefined` if the port turned out to be taken. */
-async function startOn(bin: string, port: number, dir: string, extra: readonly string[] = []): Promise<Proc | undefined> {
+async function startOn(bin: string, port: number, dir: string, extra?: ServerArgs): Promise<Proc | undefined> {
   const proc = launch(bin, port, dir, extra);
   const deadline = Date.now() + READY_TIMEOUT_MS;
   while (!proc.state.done && Date.now() < deadline) {
@@ -141,7 +145,7 @@ async function startOn(bin: string, port: number, dir: string, extra: readonly s
   throw new Error(`redis-server (${bin}) on ${HOST}:${port} ${why}. Output:\n${output || '(none)'}`);
 }
 
-function createMaster(port: number, bin: string, dir: string | undefined, proc: Proc | undefined, extra: readonly string[] = []): RedisMaster {
+function createMaster(port: number, bin: string, dir: string | undefined, proc: Proc | undefined, extra?: ServerArgs): RedisMaster {
   // `proc` stays set after an unexpected exit (e.g. killed by someone else) until kill() or stop() reaps it.
   const live = () => (proc?.state.done ? undefined : proc);
   const signal = (name: NodeJS.Signals) => {
@@ -195,7 +199,7 @@ async function removeTempDir(dir: string): Promise<void> {
   tempDirs.delete(dir);
 }
 
-async function startMaster(bin: string, extra: readonly string[] = []): Promise<RedisMaster> {
+async function startMaster(bin: string, extra?: ServerArgs): Promise<RedisMaster> {
   const dir = await makeTempDir();
   try {
     for (let attempt = 1; attempt <= PORT_ATTEMPTS; attempt++) {
@@ -212,13 +216,15 @@ async function startMaster(bin: string, extra: readonly string[] = []): Promise<
 
 /**
  * Start `count` independent masters in parallel on free ports of 127.0.0.1, each answering PING.
- * The binary is `options.redisServer`, else `$REDIS_SERVER`, else `redis-server` from PATH;
- * `options.args` are extra server arguments (for example `['--maxmemory-policy', 'allkeys-lru']`).
+ * The binary is `options.redisServer`, else `$REDIS_SERVER`, else `redis-server` from PATH.
  * @example
  * await using redis = await startRedisMasters(3);
  * const clients = redis.urls.map((url) => new Redis(url));
  */
-export async function startRedisMasters(count: number, options: { redisServer?: string; args?: readonly string[] } = {}): Promise<RedisMasters> {
+export async function startRedisMasters(
+  count: number,
+  options: { redisServer?: string; /** Extra server arguments, e.g. `['--maxmemory', '4mb']`. */ args?: ServerArgs } = {},
+): Promise<RedisMasters> {
   if (!Number.isInteger(count) || count < 0) throw new RangeError(`count must be an integer >= 0, got ${count}`);
   const bin = options.redisServer ?? process.env.REDIS_SERVER ?? 'redis-server';
   const results = await Promise.allSettled(Array.from({ length: count }, () => startMaster(bin, options.args)));

@@ -22,6 +22,7 @@ import {
   type RetryOptions,
 } from './options.js';
 import { issueFencingToken } from './fencing.js';
+import { Leadership, resolveLeadOptions, type Campaigner, type LeadOptions } from './leadership.js';
 import { startRenewal } from './renewal.js';
 import { RestartGuard } from './restart-guard.js';
 import { resolveLogger, type RedlockLogger } from './logger.js';
@@ -60,7 +61,7 @@ const quote = (resources: readonly string[]): string => resources.map((r) => JSO
  * await redlock.close();
  * @publicApi
  */
-export class Redlock implements LockIssuer {
+export class Redlock implements LockIssuer, Campaigner {
   /** The options in force, defaults filled in. */
   readonly options: ResolvedRedlockOptions;
   /** How many masters must agree: floor(N/2)+1. */
@@ -70,6 +71,8 @@ export class Redlock implements LockIssuer {
   /** Which lock of this instance holds each key: a waiter need not poll a lock held here, whose release wakes it directly. */
   readonly #heldKeys = new Map<string, Lock>();
   readonly #closing = new AbortController();
+  /** Campaigns still running: close() resigns them before it releases anything else. */
+  readonly #leaderships = new Set<Leadership>();
   readonly #wakeups: Wakeups;
   readonly #guard: RestartGuard | undefined;
   readonly #monitor: MasterMonitor;
@@ -291,6 +294,34 @@ export class Redlock implements LockIssuer {
     this.throwIfLost(inherited);
     if (lock.lostReason) throw lock.lostReason;
     return result;
+  }
+
+  /**
+   * Campaigns for leadership of `resource` until resigned: tries to win a renewable lock on it, leads
+   * while it can renew it, and tries again after losing it. A standby retries every `retryDelay`, and
+   * at once when the leader releases (resigns or shuts down cleanly). `close()` resigns every campaign.
+   *
+   * @param resource The resource to lead (the key is `keyPrefix + resource`).
+   * @throws RedlockConfigError naming a bad option; LockKeyError for an empty resource; RedlockError once closed.
+   * @example
+   * const leadership = redlock.lead('billing-poller', { ttl: 5_000 });
+   * leadership.changes.subscribe((leading) => leading && poll(leadership.signal));
+   * // later
+   * await leadership.resign();
+   */
+  lead(resource: string, options?: LeadOptions): Leadership {
+    if (typeof resource !== 'string') throw new LockKeyError(`\`resource\` must be a non-empty string; got ${Array.isArray(resource) ? 'an array' : typeof resource}.`);
+    const [name] = this.checkResources(resource);
+    const settings = resolveLeadOptions(this.options, options);
+    if (this.#closing.signal.aborted) throw this.closedError();
+    const leadership = new Leadership(this, name, settings);
+    this.#leaderships.add(leadership);
+    return leadership;
+  }
+
+  /** Used by `Leadership` once it has resigned. @internal */
+  forgetLeadership(leadership: Leadership): void {
+    this.#leaderships.delete(leadership);
   }
 
   private throwIfLost(locks: Iterable<Lock>): void {
@@ -515,12 +546,13 @@ export class Redlock implements LockIssuer {
   }
 
   /**
-   * Stops every renewal, aborts pending acquisitions, marks held locks lost (their signals abort),
+   * Resigns every leadership, stops every renewal, aborts pending acquisitions, marks held locks lost (their signals abort),
    * releases them on every master within `commandTimeout`, then closes only the connections the
    * library opened. Idempotent.
    */
   async close(): Promise<void> {
     if (this.#closing.signal.aborted) return;
+    await Promise.all([...this.#leaderships].map((leadership) => leadership.resign()));
     this.#closing.abort(this.closedError());
     const held = [...this.#held];
     this.#held.clear();
