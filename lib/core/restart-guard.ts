@@ -75,7 +75,7 @@ export class RestartGuard {
     // A pending placeholder is replaced; a distrust already decided is never shortened.
     const decided = this.#pending[i] ? 0 : this.#until[i] > now() ? this.#until[i] : 0;
     this.#pending[i] = false;
-    if (decided >= until) return;
+    if (decided > until) return;
     this.#until[i] = until;
     this.#why[i] = until === 0 ? undefined : why;
   }
