@@ -1,4 +1,6 @@
 import { Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { LeaderOnlyExplorer } from './leader-only.explorer.js';
 import { ConfigurableRedlockModule } from './redlock.module-definition.js';
 import { RedlockService } from './redlock.service.js';
 
@@ -23,7 +25,8 @@ import { RedlockService } from './redlock.service.js';
  * @publicApi
  */
 @Module({
-  providers: [RedlockService],
+  imports: [DiscoveryModule],
+  providers: [RedlockService, LeaderOnlyExplorer],
   exports: [RedlockService],
 })
 export class RedlockModule extends ConfigurableRedlockModule {}

@@ -5,8 +5,8 @@ import { LockLostError } from '../errors/lock-lost.error.js';
 import { lossMarginOf } from './clock.js';
 import { leadershipChanges } from './leadership-changes.js';
 import type { Lock } from './lock.js';
-import { checkCallOptions, checkTtl, resolveRetryOptions, type ResolvedRedlockOptions } from './options.js';
-import { abortableSleep, jitteredDelay } from './retry.js';
+import { checkCallOptions, checkTtl, resolveRetryOptions, type ResolvedRedlockOptions, type RetryDelay } from './options.js';
+import { abortableSleep, retryWait } from './retry.js';
 
 /**
  * Options of `lead(resource, options)`.
@@ -31,7 +31,7 @@ export interface LeadOptions {
 /** What a `Leadership` needs from the `Redlock` it campaigns on. @internal */
 export interface Campaigner {
   readonly options: ResolvedRedlockOptions;
-  acquire(resource: string, ttl: number, options: { retryCount: number; retryDelay: number; retryJitter: number; fencing: boolean; autoExtend: true; signal: AbortSignal }): Promise<Lock>;
+  acquire(resource: string, ttl: number, options: { retryCount: number; retryDelay: number | RetryDelay; retryJitter: number; fencing: boolean; autoExtend: true; signal: AbortSignal }): Promise<Lock>;
   /** Forgets a leadership that has resigned. */
   forgetLeadership(leadership: Leadership): void;
 }
@@ -39,7 +39,7 @@ export interface Campaigner {
 /** Settings of one campaign, validated. @internal */
 export interface CampaignSettings {
   ttl: number;
-  retryDelay: number;
+  retryDelay: number | RetryDelay;
   retryJitter: number;
   fencing: boolean;
   signal: AbortSignal | undefined;
@@ -57,7 +57,7 @@ export function resolveLeadOptions(base: ResolvedRedlockOptions, options: LeadOp
   return { ttl, retryDelay: retry.retryDelay, retryJitter: retry.retryJitter, fencing: options?.fencing ?? base.fencing, signal: options?.signal };
 }
 
-const notLeader = (resource: string, why: string): AbortSignal => AbortSignal.abort(new LockLostError([resource], `Not the leader of ${JSON.stringify(resource)}: ${why}.`));
+const notLeader = (resource: string, why: string): AbortSignal => AbortSignal.abort(LockLostError.notLeader([resource], why));
 
 /**
  * A campaign for leadership of one resource: a renewable lock that this instance tries to win, keeps
@@ -157,7 +157,7 @@ export class Leadership implements AsyncDisposable {
    */
   resign(): Promise<void> {
     if (!this.#stop.signal.aborted) {
-      this.#stop.abort(new LockLostError([this.resource], `Leadership of ${JSON.stringify(this.resource)} was resigned.`));
+      this.#stop.abort(LockLostError.resigned([this.resource]));
     }
     return (this.#resigned ??= this.#campaign.finally(() => this.#finish()));
   }
@@ -215,7 +215,7 @@ export class Leadership implements AsyncDisposable {
         }
         // An `acquireTimeout` on the Redlock ended one round of attempts: keep campaigning.
         try {
-          await abortableSleep(jitteredDelay(retryDelay, retryJitter), [stop]);
+          await abortableSleep(retryWait({ retryDelay, retryJitter }, 1), [stop]);
         } catch {
           break;
         }
@@ -241,7 +241,7 @@ export class Leadership implements AsyncDisposable {
         resolve();
       };
       const onLost = (): void => end(lockSignal.reason);
-      const onStop = (): void => end(stop.reason instanceof LockLostError ? stop.reason : new LockLostError([this.resource], `Leadership of ${JSON.stringify(this.resource)} ended: the campaign stopped.`, { cause: stop.reason }));
+      const onStop = (): void => end(stop.reason instanceof LockLostError ? stop.reason : new LockLostError([this.resource], 'resigned', 'the campaign stopped', { cause: stop.reason }));
       if (lockSignal.aborted) return onLost();
       if (stop.aborted) return onStop();
       lockSignal.addEventListener('abort', onLost, { once: true });

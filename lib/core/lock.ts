@@ -5,6 +5,8 @@ import { lossMarginOf, now } from './clock.js';
 export interface LockIssuer {
   extendLock(lock: Lock, ttl: number): Promise<void>;
   releaseLock(lock: Lock): Promise<void>;
+  /** Told once when the lock is lost (for the `lost` channel and the log). */
+  lockLost?(lock: Lock, reason: LockLostError): void;
 }
 
 type LockState = 'held' | 'released' | 'lost';
@@ -107,12 +109,7 @@ export class Lock implements AsyncDisposable {
   }
 
   private expire(): void {
-    this.markLost(
-      new LockLostError(
-        this.resources,
-        `The lock on ${this.resources.map((r) => JSON.stringify(r)).join(', ')} was not renewed before its validity ended; mutual exclusion is no longer guaranteed.`,
-      ),
-    );
+    this.markLost(this.#stopRenewal ? LockLostError.notRenewed(this.resources) : LockLostError.lapsed(this.resources));
   }
 
   /** The reason the lock was lost, or undefined. */
@@ -162,6 +159,11 @@ export class Lock implements AsyncDisposable {
     if (this.#lossTimer) this.armLossTimer();
   }
 
+  /** True once `release()` was called. @internal */
+  get releaseRequested(): boolean {
+    return this.#releaseRequested;
+  }
+
   /** Marks the lock released; returns false when it already was. @internal */
   markReleased(): boolean {
     if (this.#releaseRequested) return false;
@@ -183,6 +185,7 @@ export class Lock implements AsyncDisposable {
     clearTimeout(this.#lossTimer);
     this.#lossTimer = undefined;
     this.#controller?.abort(reason);
+    this.issuer.lockLost?.(this, reason);
   }
 
   /** True once `markLost` ran. @internal */

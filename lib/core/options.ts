@@ -14,6 +14,15 @@ import { isLogger, type RedlockLogger } from './logger.js';
 export type RedlockNode = string | RedisOptions | Redis;
 
 /**
+ * The wait before retry number `attempt` (1 for the first retry), in ms: a whole number >= 0.
+ *
+ * @example
+ * const backoff: RetryDelay = (attempt) => Math.min(50 * 2 ** attempt, 2_000) + Math.floor(Math.random() * 50);
+ * @publicApi
+ */
+export type RetryDelay = (attempt: number) => number;
+
+/**
  * Retry settings that may be overridden per call (`acquire`, `using`, `@Locked`).
  *
  * @example
@@ -23,16 +32,23 @@ export type RedlockNode = string | RedisOptions | Redis;
 export interface RetryOptions {
   /** Further attempts after the first; `0` means one try, `Infinity` retries until `acquireTimeout` or `signal`. @default 10 */
   retryCount?: number;
-  /** Mean wait between attempts, in ms. @default 200 */
-  retryDelay?: number;
-  /** Random spread around `retryDelay`: each wait is `retryDelay ± retryJitter` ms. @default 100 */
+  /**
+   * Mean wait between attempts, in ms, or a function `(attempt) => ms` of the retry number (1 for
+   * the first retry) for a policy of your own, such as exponential backoff. @default 200
+   */
+  retryDelay?: number | RetryDelay;
+  /**
+   * Random spread around `retryDelay`: each wait is `retryDelay ± retryJitter` ms, never more than
+   * `retryDelay`. @default half the `retryDelay` in force (module or call); 0 when `retryDelay` is a function
+   */
   retryJitter?: number;
   /** Upper bound on the whole acquisition, in ms, retries included. @default undefined (bounded by `retryCount` only) */
   acquireTimeout?: number;
 }
 
 /**
- * Options of a `Redlock` (and of `RedlockModule.forRoot()`).
+ * Options of a `Redlock` (and of `RedlockModule.forRoot()`). Each option's default, check and
+ * README line are declared once, in `REDLOCK_OPTIONS`.
  *
  * @example
  * RedlockModule.forRoot({ nodes: ['redis://a:6379', 'redis://b:6379', 'redis://c:6379'], ttl: 5_000 });
@@ -43,7 +59,7 @@ export interface RedlockOptions extends RetryOptions {
   nodes: RedlockNode[];
   /** Prepended to every resource name to form the Redis key. @default 'lock:' */
   keyPrefix?: string;
-  /** Default lock time-to-live in ms, when a call gives none. @default 10000 */
+  /** Default lock time-to-live in ms, when a call gives none; at most 2^31−1 (Node's timer limit). @default 10000 */
   ttl?: number;
   /** Clock drift allowance as a fraction of the TTL; validity = ttl - elapsed - (ttl × driftFactor + 2 ms). @default 0.01 */
   driftFactor?: number;
@@ -97,6 +113,9 @@ export interface RedlockOptions extends RetryOptions {
   allowEvictingMasters?: boolean;
 }
 
+/** Retry settings with every default filled in. */
+export type ResolvedRetryOptions = Required<Omit<RetryOptions, 'acquireTimeout'>> & { acquireTimeout: number | undefined };
+
 /** Options with every default filled in. */
 export interface ResolvedRedlockOptions extends Required<Omit<RedlockOptions, 'acquireTimeout' | 'restartGuard' | 'fencingQuorum' | 'logger'>> {
   /** The `logger` option as given (undefined: the default). */
@@ -107,7 +126,166 @@ export interface ResolvedRedlockOptions extends Required<Omit<RedlockOptions, 'a
   restartGuard: { largestTtl: number | undefined } | false;
 }
 
-/** The defaults, frozen. */
+/**
+ * The largest TTL or timeout, in ms: 2^31−1 (about 24.8 days), the longest delay Node's timers
+ * hold. A longer one would fire at once (with a `TimeoutOverflowWarning`), so it is refused.
+ */
+export const MAX_TTL = 2 ** 31 - 1;
+
+/** One option: its default, the check of a value the user set, and its README line. */
+interface OptionSpec<T> {
+  /** The default when the option is not set; `undefined` when it has none or is derived (see `derived`). */
+  readonly default: T | undefined;
+  /** How the README's option table shows the default. */
+  readonly shown: string;
+  /** The README's "meaning" cell, word for word. */
+  readonly doc: string;
+  /** Refuses a bad value set by the user (a `RedlockConfigError` naming `option`), or returns it resolved. */
+  check(value: unknown, option: string): T;
+}
+
+function refuse(option: string, rule: string, value: unknown): never {
+  throw new RedlockConfigError(option, `\`${option}\` ${rule}; got ${describe(value)}.`);
+}
+
+function describe(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return String(value);
+  if (value === null || value === undefined) return String(value);
+  return Array.isArray(value) ? `an array of ${value.length}` : typeof value;
+}
+
+/** Refuses anything but a positive whole number of ms up to `MAX_TTL` (a TTL or a timeout). */
+export function checkTtl(value: unknown, option = 'ttl'): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
+    refuse(option, 'must be a positive whole number of milliseconds', value);
+  }
+  if (value > MAX_TTL) {
+    refuse(option, `must be at most ${MAX_TTL} ms (2^31−1, about 24.8 days: the longest delay Node's timers hold)`, value);
+  }
+  return value;
+}
+
+const isBoolean = (value: unknown, option: string): boolean => (typeof value === 'boolean' ? value : refuse(option, 'must be true or false', value));
+const isString = (value: unknown, option: string): string => (typeof value === 'string' ? value : refuse(option, 'must be a string', value));
+const isWholeMs = (value: unknown, option: string): number =>
+  typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : refuse(option, 'must be a whole number of milliseconds >= 0', value);
+
+/**
+ * Every option, once: its default, its check and its README line. Adding an option is one entry
+ * here, its field in `RedlockOptions` (with TSDoc) and its README row (a test compares them).
+ * Rules between options (`retryJitter` <= `retryDelay`, `fencingPrefix` vs `keyPrefix`,
+ * `fencingQuorum` vs `nodes`) run after merging, in `resolveOptions` and `resolveRetryOptions`.
+ */
+export const REDLOCK_OPTIONS: { readonly [K in keyof ResolvedRedlockOptions]-?: OptionSpec<ResolvedRedlockOptions[K]> } = {
+  nodes: {
+    default: undefined,
+    shown: '(required)',
+    doc: 'the independent masters: URLs, ioredis options or ioredis instances',
+    check: (value, option) =>
+      Array.isArray(value) && value.length > 0
+        ? (value as RedlockNode[])
+        : refuse(option, 'must list at least one Redis master (an odd number such as 3 or 5 is best)', value),
+  },
+  keyPrefix: { default: 'lock:', shown: "`'lock:'`", doc: 'prepended to each resource name to form its key', check: isString },
+  ttl: {
+    default: 10_000,
+    shown: '`10000`',
+    doc: 'default TTL in ms (at most 2^31−1). Locks under `using`/`@Locked` are renewed, so the TTL bounds how long a *crashed* holder blocks others, not how long work may take',
+    check: checkTtl,
+  },
+  driftFactor: {
+    default: 0.01,
+    shown: '`0.01`',
+    doc: 'validity = `ttl − elapsed − (ttl × driftFactor + 2 ms)`',
+    check: (value, option) =>
+      typeof value === 'number' && Number.isFinite(value) && value >= 0 && value < 0.5
+        ? value
+        : refuse(option, 'must be a number from 0 up to (not including) 0.5', value),
+  },
+  retryCount: {
+    default: 10,
+    shown: '`10`',
+    doc: 'further attempts after the first; `0` = one try, `Infinity` = until `acquireTimeout` or the signal',
+    check: (value, option) =>
+      value === Infinity || (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0)
+        ? value
+        : refuse(option, 'must be a whole number >= 0, or Infinity to retry until `acquireTimeout` or the signal ends it', value),
+  },
+  retryDelay: {
+    default: 200,
+    shown: '`200`',
+    doc: 'mean wait between attempts (ms), or a function `(attempt) => ms` of the retry number (1 for the first retry)',
+    check: (value, option) => (typeof value === 'function' ? (value as RetryDelay) : isWholeMs(value, option)),
+  },
+  retryJitter: {
+    default: undefined,
+    shown: 'half of `retryDelay`',
+    doc: 'each wait is `retryDelay ± retryJitter` ms; must not exceed a numeric `retryDelay`. Its default follows the `retryDelay` in force (0 when that is a function)',
+    check: isWholeMs,
+  },
+  acquireTimeout: {
+    default: undefined,
+    shown: 'none',
+    doc: 'upper bound on a whole acquisition, retries included (ms)',
+    check: (value, option) => checkTtl(value, option),
+  },
+  commandTimeout: {
+    default: 500,
+    shown: '`500`',
+    doc: 'per-master bound on each command (ms), further capped at a third of the TTL',
+    check: checkTtl,
+  },
+  connectTimeout: { default: 2_000, shown: '`2000`', doc: 'how long start-up waits for the masters to connect (ms)', check: checkTtl },
+  wakeOnRelease: {
+    default: true,
+    shown: '`true`',
+    doc: 'wake waiters in other processes through Redis pub/sub when the lock is released. This opens one subscriber connection per master, the first time something waits. Waiters in one process are always served in arrival order',
+    check: isBoolean,
+  },
+  restartGuard: {
+    default: Object.freeze({ largestTtl: undefined }),
+    shown: '`true`',
+    doc: 'a master that (re)connects does not vote until it has been up longer than the largest TTL plus drift. `{ largestTtl }` sets that TTL when other clients use longer ones than this one; `false` gives plain Redlock. See [Restarts](#restarts-the-restart-guard)',
+    check: (value, option) => {
+      if (value === true) return { largestTtl: undefined };
+      if (value === false) return false;
+      if (value !== null && typeof value === 'object') {
+        const { largestTtl } = value as { largestTtl?: unknown };
+        return { largestTtl: largestTtl === undefined ? undefined : checkTtl(largestTtl, `${option}.largestTtl`) };
+      }
+      return refuse(option, 'must be true, false or { largestTtl }', value);
+    },
+  },
+  fencing: {
+    default: false,
+    shown: '`false`',
+    doc: 'issue `lock.fencingToken` with every lock (also per call and per `@Locked`). This costs one more round trip per acquisition. See [docs/fencing.md](docs/fencing.md)',
+    check: isBoolean,
+  },
+  fencingPrefix: { default: 'fence:', shown: "`'fence:'`", doc: 'prefix of the fencing counter keys; must not overlap `keyPrefix`', check: isString },
+  fencingQuorum: {
+    default: undefined,
+    shown: 'majority',
+    doc: 'how many masters must take a token before the lock is handed out. With W of N, tokens survive 2W − N − 1 masters restarting without their data (4 of 5: two), at the cost of needing W masters up',
+    check: (value, option) => (typeof value === 'number' && Number.isSafeInteger(value) ? value : refuse(option, 'must be a whole number', value)),
+  },
+  logger: {
+    default: undefined,
+    shown: "console warnings (Nest: `new Logger('Redlock')`)",
+    doc: 'where the library logs: masters unreachable, distrusted or trusted again, an even number of masters, risky server settings. Any object with `log`, `warn`, `error` (and optionally `debug`); `false` silences it. No line contains a password or a lock value',
+    check: (value, option) =>
+      value === false || isLogger(value) ? value : refuse(option, "must be false or an object with log, warn and error methods (Nest's Logger, console…)", value),
+  },
+  allowEvictingMasters: {
+    default: false,
+    shown: '`false`',
+    doc: "let masters whose `maxmemory-policy` can evict keys vote (each is warned about once). Off, such a master is refused: see [Redis settings](#which-redis-settings-a-master-needs-and-why)",
+    check: isBoolean,
+  },
+};
+
+/** The defaults, frozen (`retryJitter` shown for the default `retryDelay`; `fencingQuorum` is the majority). */
 export const REDLOCK_DEFAULTS = Object.freeze({
   keyPrefix: 'lock:',
   ttl: 10_000,
@@ -125,24 +303,13 @@ export const REDLOCK_DEFAULTS = Object.freeze({
   allowEvictingMasters: false,
 });
 
-function refuse(option: string, rule: string, value: unknown): never {
-  throw new RedlockConfigError(option, `\`${option}\` ${rule}; got ${describe(value)}.`);
+/** The jitter used when none was set: half a numeric `retryDelay`, none around a function. */
+export function defaultJitterFor(retryDelay: number | RetryDelay): number {
+  return typeof retryDelay === 'function' ? 0 : Math.floor(retryDelay / 2);
 }
 
-function describe(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return String(value);
-  if (value === null || value === undefined) return String(value);
-  return Array.isArray(value) ? `an array of ${value.length}` : typeof value;
-}
-
-/** Refuses anything but a positive safe integer (a TTL or a timeout, in ms). */
-export function checkTtl(value: unknown, option = 'ttl'): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
-    refuse(option, 'must be a positive whole number of milliseconds', value);
-  }
-  return value;
-}
+/** Resolved retry settings whose `retryJitter` is the default, not a value the user set. */
+const derivedJitter = new WeakSet<object>();
 
 /** Refuses a `fencingPrefix` that overlaps `keyPrefix` (counters and locks could then share keys). */
 export function checkFencingPrefix(keyPrefix: string, fencingPrefix: string): void {
@@ -161,81 +328,59 @@ export function checkCallOptions(options: { signal?: unknown; autoExtend?: unkno
   if (options === null || typeof options !== 'object') refuse('options', 'must be an object', options);
   if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) refuse('signal', 'must be an AbortSignal', options.signal);
   for (const key of ['autoExtend', 'fencing'] as const) {
-    if (options[key] !== undefined && typeof options[key] !== 'boolean') refuse(key, 'must be true or false', options[key]);
+    if (options[key] !== undefined) isBoolean(options[key], key);
   }
 }
 
-/** Validates per-call retry settings, merging them over `base`. */
-export function resolveRetryOptions(
-  base: Required<Omit<RetryOptions, 'acquireTimeout'>> & { acquireTimeout: number | undefined },
-  overrides: RetryOptions | undefined,
-): Required<Omit<RetryOptions, 'acquireTimeout'>> & { acquireTimeout: number | undefined } {
-  const merged = { ...base };
+const RETRY_KEYS = ['retryCount', 'retryDelay', 'retryJitter', 'acquireTimeout'] as const;
+
+/**
+ * Merges per-call retry settings over `base` and checks the result. A `retryJitter` nobody set
+ * follows the `retryDelay` in force; one the user set must not exceed a numeric `retryDelay`.
+ */
+export function resolveRetryOptions(base: ResolvedRetryOptions, overrides: RetryOptions | undefined): ResolvedRetryOptions {
+  const merged: ResolvedRetryOptions = { retryCount: base.retryCount, retryDelay: base.retryDelay, retryJitter: base.retryJitter, acquireTimeout: base.acquireTimeout };
+  let jitterSet = !derivedJitter.has(base);
   if (overrides) {
-    for (const key of ['retryCount', 'retryDelay', 'retryJitter', 'acquireTimeout'] as const) {
-      if (overrides[key] !== undefined) (merged as Record<string, unknown>)[key] = overrides[key];
+    for (const key of RETRY_KEYS) {
+      const value = overrides[key];
+      if (value !== undefined) (merged as Record<string, unknown>)[key] = REDLOCK_OPTIONS[key].check(value, key);
     }
+    if (overrides.retryJitter !== undefined) jitterSet = true;
   }
-  const { retryCount, retryDelay, retryJitter, acquireTimeout } = merged;
-  if (!(retryCount === Infinity || (Number.isSafeInteger(retryCount) && retryCount >= 0))) {
-    refuse('retryCount', 'must be a whole number >= 0, or Infinity to retry until `acquireTimeout` or the signal ends it', retryCount);
+  for (const key of RETRY_KEYS) if (merged[key] !== undefined) REDLOCK_OPTIONS[key].check(merged[key], key);
+  if (!jitterSet) {
+    merged.retryJitter = defaultJitterFor(merged.retryDelay);
+    derivedJitter.add(merged);
+  } else if (typeof merged.retryDelay === 'number' && merged.retryJitter > merged.retryDelay) {
+    refuse('retryJitter', `must not exceed \`retryDelay\` (${merged.retryDelay}), or some waits would be negative`, merged.retryJitter);
   }
-  if (!Number.isSafeInteger(retryDelay) || retryDelay < 0) refuse('retryDelay', 'must be a whole number of milliseconds >= 0', retryDelay);
-  if (!Number.isSafeInteger(retryJitter) || retryJitter < 0) refuse('retryJitter', 'must be a whole number of milliseconds >= 0', retryJitter);
-  if (retryJitter > retryDelay) refuse('retryJitter', `must not exceed \`retryDelay\` (${retryDelay}), or some waits would be negative`, retryJitter);
-  if (acquireTimeout !== undefined) checkTtl(acquireTimeout, 'acquireTimeout');
   return merged;
 }
 
 /**
- * Validates options and fills in defaults. Throws `RedlockConfigError` naming the option at fault;
- * it opens no connection and writes nothing.
+ * Validates options and fills in defaults from `REDLOCK_OPTIONS`, then applies the rules between
+ * options. Throws `RedlockConfigError` naming the option at fault; it opens no connection and
+ * writes nothing.
  */
 export function resolveOptions(options: RedlockOptions): ResolvedRedlockOptions {
   if (options === null || typeof options !== 'object') refuse('options', 'must be an object with at least `nodes`', options);
-  const { nodes } = options;
-  if (!Array.isArray(nodes) || nodes.length === 0) {
-    refuse('nodes', 'must list at least one Redis master (an odd number such as 3 or 5 is best)', nodes);
+  const resolved: Record<string, unknown> = {};
+  for (const [key, spec] of Object.entries(REDLOCK_OPTIONS) as [keyof ResolvedRedlockOptions, OptionSpec<unknown>][]) {
+    const value = options[key];
+    resolved[key] = value === undefined ? (key === 'nodes' ? spec.check(value, key) : spec.default) : spec.check(value, key);
   }
-  const keyPrefix = options.keyPrefix ?? REDLOCK_DEFAULTS.keyPrefix;
-  if (typeof keyPrefix !== 'string') refuse('keyPrefix', 'must be a string', keyPrefix);
-  const ttl = checkTtl(options.ttl ?? REDLOCK_DEFAULTS.ttl);
-  const driftFactor = options.driftFactor ?? REDLOCK_DEFAULTS.driftFactor;
-  if (typeof driftFactor !== 'number' || !Number.isFinite(driftFactor) || driftFactor < 0 || driftFactor >= 0.5) {
-    refuse('driftFactor', 'must be a number from 0 up to (not including) 0.5', driftFactor);
+  const result = resolved as unknown as ResolvedRedlockOptions;
+  if (result.fencing) checkFencingPrefix(result.keyPrefix, result.fencingPrefix);
+  const majority = Math.floor(result.nodes.length / 2) + 1;
+  if (options.fencingQuorum === undefined) result.fencingQuorum = majority;
+  else if (result.fencingQuorum < majority || result.fencingQuorum > result.nodes.length) {
+    refuse('fencingQuorum', `must be a whole number from the majority (${majority}) to the number of \`nodes\` (${result.nodes.length})`, result.fencingQuorum);
   }
-  const commandTimeout = checkTtl(options.commandTimeout ?? REDLOCK_DEFAULTS.commandTimeout, 'commandTimeout');
-  const connectTimeout = checkTtl(options.connectTimeout ?? REDLOCK_DEFAULTS.connectTimeout, 'connectTimeout');
-  const wakeOnRelease = options.wakeOnRelease ?? REDLOCK_DEFAULTS.wakeOnRelease;
-  if (typeof wakeOnRelease !== 'boolean') refuse('wakeOnRelease', 'must be true or false', wakeOnRelease);
-  const guard = options.restartGuard ?? REDLOCK_DEFAULTS.restartGuard;
-  let restartGuard: ResolvedRedlockOptions['restartGuard'] = false;
-  if (guard === true) restartGuard = { largestTtl: undefined };
-  else if (guard !== null && typeof guard === 'object') {
-    restartGuard = { largestTtl: guard.largestTtl === undefined ? undefined : checkTtl(guard.largestTtl, 'restartGuard.largestTtl') };
-  } else if (guard !== false) refuse('restartGuard', 'must be true, false or { largestTtl }', guard);
-  const fencing = options.fencing ?? REDLOCK_DEFAULTS.fencing;
-  if (typeof fencing !== 'boolean') refuse('fencing', 'must be true or false', fencing);
-  const fencingPrefix = options.fencingPrefix ?? REDLOCK_DEFAULTS.fencingPrefix;
-  if (typeof fencingPrefix !== 'string') refuse('fencingPrefix', 'must be a string', fencingPrefix);
-  if (fencing) checkFencingPrefix(keyPrefix, fencingPrefix);
-  const majority = Math.floor(nodes.length / 2) + 1;
-  const fencingQuorum = options.fencingQuorum ?? majority;
-  if (!Number.isSafeInteger(fencingQuorum) || fencingQuorum < majority || fencingQuorum > nodes.length) {
-    refuse('fencingQuorum', `must be a whole number from the majority (${majority}) to the number of \`nodes\` (${nodes.length})`, fencingQuorum);
-  }
-  const logger = options.logger;
-  if (logger !== undefined && logger !== false && !isLogger(logger)) refuse('logger', 'must be false or an object with log, warn and error methods (Nest\'s Logger, console…)', logger);
-  const allowEvictingMasters = options.allowEvictingMasters ?? REDLOCK_DEFAULTS.allowEvictingMasters;
-  if (typeof allowEvictingMasters !== 'boolean') refuse('allowEvictingMasters', 'must be true or false', allowEvictingMasters);
-  const retry = resolveRetryOptions(
-    {
-      retryCount: REDLOCK_DEFAULTS.retryCount,
-      retryDelay: REDLOCK_DEFAULTS.retryDelay,
-      retryJitter: REDLOCK_DEFAULTS.retryJitter,
-      acquireTimeout: REDLOCK_DEFAULTS.acquireTimeout,
-    },
-    options,
-  );
-  return { nodes, keyPrefix, ttl, driftFactor, commandTimeout, connectTimeout, wakeOnRelease, restartGuard, fencing, fencingPrefix, fencingQuorum, logger, allowEvictingMasters, ...retry };
+  const base: ResolvedRetryOptions = { retryCount: result.retryCount, retryDelay: result.retryDelay, retryJitter: 0, acquireTimeout: result.acquireTimeout };
+  derivedJitter.add(base);
+  const retry = resolveRetryOptions(base, options.retryJitter === undefined ? undefined : { retryJitter: options.retryJitter });
+  result.retryJitter = retry.retryJitter;
+  if (derivedJitter.has(retry)) derivedJitter.add(result);
+  return result;
 }

@@ -4,9 +4,11 @@ import { LockAcquisitionError } from '../errors/lock-acquisition.error.js';
 import { LockExtensionError } from '../errors/lock-extension.error.js';
 import { LockKeyError } from '../errors/lock-key.error.js';
 import { LockLostError } from '../errors/lock-lost.error.js';
+import { RedlockClosedError } from '../errors/redlock-closed.error.js';
 import { RedlockConfigError } from '../errors/redlock-config.error.js';
 import { RedlockError } from '../errors/redlock.error.js';
-import { inspect } from 'node:util';
+import { inspect as utilInspect } from 'node:util';
+import { acquireRound, type RoundContext } from './acquire-round.js';
 import { commandTimeoutFor, driftOf, now, validUntilOf } from './clock.js';
 import { Lock, type LockIssuer } from './lock.js';
 import { lockHeldInChain, runWithLock } from './lock-context.js';
@@ -19,18 +21,22 @@ import {
   resolveRetryOptions,
   type RedlockOptions,
   type ResolvedRedlockOptions,
+  type ResolvedRetryOptions,
   type RetryOptions,
 } from './options.js';
-import { issueFencingToken } from './fencing.js';
 import { Leadership, resolveLeadOptions, type Campaigner, type LeadOptions } from './leadership.js';
 import { startRenewal } from './renewal.js';
 import { RestartGuard } from './restart-guard.js';
 import { resolveLogger, type RedlockLogger } from './logger.js';
 import { MasterMonitor, type MasterState } from './master-monitor.js';
 import { secretsOf } from './redact.js';
-import { jitteredDelay } from './retry.js';
-import { describeOutcomes, quorumOf, voteRound, type MasterOutcome, type VoteRound } from './votes.js';
-import { releaseChannelOf, Wakeups, type Ticket } from './wakeups.js';
+import { AttemptBudget } from './retry.js';
+import { quorumOf, voteRound, type MasterOutcome, type VoteRound } from './votes.js';
+import { releaseChannelOf, Wakeups } from './wakeups.js';
+import { checkLockMode, coversRequest, setShape, shapeOf, type LockModeOptions, type RequestedShape } from './lock-mode.js';
+import * as shared from './shared-rounds.js';
+import { inspectResource, type LockInspection } from './inspect.js';
+import { noteAttempt, noteOutcomes, publishLost, traceAcquire, traceLockOperation, tracing } from '../ops/diagnostics.js';
 
 /**
  * Per-call options of `acquire()` and `using()`.
@@ -39,7 +45,7 @@ import { releaseChannelOf, Wakeups, type Ticket } from './wakeups.js';
  * await redlock.acquire('report', 30_000, { acquireTimeout: 2_000, signal: AbortSignal.timeout(5_000) });
  * @publicApi
  */
-export interface AcquireOptions extends RetryOptions {
+export interface AcquireOptions extends RetryOptions, LockModeOptions {
   /** Gives up waiting when this signal aborts; the acquisition rejects with `signal.reason`. */
   signal?: AbortSignal;
   /** `acquire()` only: renew the lock automatically until it is released (as `using()` does). @default false */
@@ -48,7 +54,34 @@ export interface AcquireOptions extends RetryOptions {
   fencing?: boolean;
 }
 
-const quote = (resources: readonly string[]): string => resources.map((r) => JSON.stringify(r)).join(', ');
+/**
+ * Per-call options of `tryAcquire()`.
+ *
+ * @example
+ * const permit = await redlock.tryAcquire(`export:${tenant}`, 60_000, { limit: 3 });
+ * @publicApi
+ */
+export type TryAcquireOptions = Pick<AcquireOptions, 'mode' | 'limit' | 'fencing'>;
+
+/** How `acquireChecked` is to acquire. */
+interface AttemptOptions {
+  /** The retry policy in force (module options merged with the call's). */
+  readonly retry: ResolvedRetryOptions;
+  /** The caller's signal. */
+  readonly signal?: AbortSignal;
+  /** Issue a fencing token. */
+  readonly fencing: boolean;
+  /** A read lock or a permit of a counting lock; undefined for the exclusive (write) lock. */
+  readonly shape?: RequestedShape;
+}
+
+/** Outcomes with a `timeout` for each master that has not answered. */
+function settledOutcomes(outcomes: readonly (MasterOutcome | undefined)[], masters: readonly Master[]): MasterOutcome[] {
+  return outcomes.map((o, i) => o ?? { master: masters[i].label, status: 'timeout' as const });
+}
+
+/** `tryAcquire()`'s policy: one attempt, no waiting. */
+const ONE_TRY: ResolvedRetryOptions = Object.freeze({ retryCount: 0, retryDelay: 0, retryJitter: 0, acquireTimeout: undefined });
 
 /**
  * The Redlock algorithm over N independent Redis masters, with no framework attached.
@@ -120,6 +153,21 @@ export class Redlock implements LockIssuer, Campaigner {
   }
 
   /**
+   * Reads what every master holds for `resource` without acquiring or writing anything: each
+   * master's holder value and remaining PTTL (or its error), whether one holder has a quorum, and a
+   * conservative estimate of that holder's remaining validity; with fencing, the counters too.
+   *
+   * @example
+   * const view = await redlock.inspect('order:42');
+   * console.log(view.held ? `held, ${view.validity} ms left` : 'free');
+   */
+  inspect(resource: string): Promise<LockInspection> {
+    const [name] = this.checkResources(resource);
+    const { keyPrefix, fencingPrefix, fencing, commandTimeout, driftFactor } = this.options;
+    return inspectResource(this.#masters, this.quorum, commandTimeout, driftFactor, name, keyPrefix + name, fencingPrefix + name, fencing);
+  }
+
+  /**
    * Each master as this instance sees it now (connected, trusted or why not and for how long,
    * round trip, `maxmemory-policy`, `run_id`), in `nodes` order. Synchronous and read-only: for
    * health checks and inspection. `refreshMasterStates()` asks the masters first.
@@ -159,7 +207,7 @@ export class Redlock implements LockIssuer, Campaigner {
     const deadline = now() + timeout;
     for (;;) {
       options.signal?.throwIfAborted();
-      if (this.#closing.signal.aborted) throw this.closedError();
+      if (this.#closing.signal.aborted) throw new RedlockClosedError();
       const states = this.#monitor.states();
       if (states.filter((m) => m.trusted).length >= this.quorum) return;
       const left = deadline - now();
@@ -195,8 +243,8 @@ export class Redlock implements LockIssuer, Campaigner {
   }
 
   /** `console.log(redlock)` shows no password. @internal */
-  [inspect.custom](): string {
-    return `Redlock ${inspect(this.toJSON(), { depth: 3 })}`;
+  [utilInspect.custom](): string {
+    return `Redlock ${utilInspect(this.toJSON(), { depth: 3 })}`;
   }
 
   /**
@@ -215,8 +263,10 @@ export class Redlock implements LockIssuer, Campaigner {
     const names = this.checkResources(resources);
     const lockTtl = checkTtl(ttl ?? this.options.ttl);
     checkCallOptions(options);
+    const shape = checkLockMode(options, names.length);
     const retry = resolveRetryOptions(this.options, options);
-    const lock = await this.acquireChecked(names, lockTtl, retry, options?.signal, false, options?.fencing ?? this.options.fencing);
+    const acquire = () => this.acquireChecked(names, lockTtl, { retry, signal: options?.signal, fencing: options?.fencing ?? this.options.fencing, shape });
+    const lock = await (tracing() ? traceAcquire('acquire', names, lockTtl, options, acquire) : acquire());
     if (options?.autoExtend) lock.renewWith(startRenewal(lock));
     return lock;
   }
@@ -229,22 +279,17 @@ export class Redlock implements LockIssuer, Campaigner {
    * const lock = await redlock.tryAcquire('nightly-report', 60_000);
    * if (!lock) return; // another instance is on it
    */
-  async tryAcquire(resources: string | readonly string[], ttl?: number): Promise<Lock | null> {
+  async tryAcquire(resources: string | readonly string[], ttl?: number, options?: TryAcquireOptions): Promise<Lock | null> {
     const names = this.checkResources(resources);
     const lockTtl = checkTtl(ttl ?? this.options.ttl);
-    try {
-      return await this.acquireChecked(
-        names,
-        lockTtl,
-        { retryCount: 0, retryDelay: 0, retryJitter: 0, acquireTimeout: undefined },
-        undefined,
-        true,
-        this.options.fencing,
-      );
-    } catch (error) {
-      if (error instanceof LockAcquisitionError && error.busy) return null;
-      throw error;
-    }
+    checkCallOptions(options);
+    const shape = checkLockMode(options, names.length);
+    const tryOnce = (): Promise<Lock | null> =>
+      this.acquireChecked(names, lockTtl, { retry: ONE_TRY, fencing: options?.fencing ?? this.options.fencing, shape }).catch((error: unknown) => {
+        if (error instanceof LockAcquisitionError && error.busy) return null;
+        throw error;
+      });
+    return tracing() ? traceAcquire('tryAcquire', names, lockTtl, options, tryOnce) : tryOnce();
   }
 
   /**
@@ -267,13 +312,14 @@ export class Redlock implements LockIssuer, Campaigner {
     const lockTtl = checkTtl(ttl ?? this.options.ttl);
     if (typeof fn !== 'function') throw new RedlockConfigError('fn', `\`fn\` must be the function to run under the lock; got ${typeof fn}.`);
     checkCallOptions(options);
+    const shape = checkLockMode(options, names.length);
     const retry = resolveRetryOptions(this.options, options);
 
     const inherited = new Set<Lock>();
     const missing: string[] = [];
     for (const name of names) {
       const held = lockHeldInChain(this, this.options.keyPrefix + name);
-      if (held) inherited.add(held);
+      if (held && coversRequest(held, shape, name)) inherited.add(held);
       else missing.push(name);
     }
     if (missing.length === 0) {
@@ -283,7 +329,8 @@ export class Redlock implements LockIssuer, Campaigner {
       return result;
     }
 
-    const lock = await this.acquireChecked(missing, lockTtl, retry, options?.signal, false, options?.fencing ?? this.options.fencing);
+    const acquire = () => this.acquireChecked(missing, lockTtl, { retry, signal: options?.signal, fencing: options?.fencing ?? this.options.fencing, shape });
+    const lock = await (tracing() ? traceAcquire('using', missing, lockTtl, options, acquire) : acquire());
     lock.renewWith(startRenewal(lock));
     let result: T;
     try {
@@ -302,7 +349,7 @@ export class Redlock implements LockIssuer, Campaigner {
    * at once when the leader releases (resigns or shuts down cleanly). `close()` resigns every campaign.
    *
    * @param resource The resource to lead (the key is `keyPrefix + resource`).
-   * @throws RedlockConfigError naming a bad option; LockKeyError for an empty resource; RedlockError once closed.
+   * @throws RedlockConfigError naming a bad option; LockKeyError for an empty resource; RedlockClosedError once closed.
    * @example
    * const leadership = redlock.lead('billing-poller', { ttl: 5_000 });
    * leadership.changes.subscribe((leading) => leading && poll(leadership.signal));
@@ -313,7 +360,7 @@ export class Redlock implements LockIssuer, Campaigner {
     if (typeof resource !== 'string') throw new LockKeyError(`\`resource\` must be a non-empty string; got ${Array.isArray(resource) ? 'an array' : typeof resource}.`);
     const [name] = this.checkResources(resource);
     const settings = resolveLeadOptions(this.options, options);
-    if (this.#closing.signal.aborted) throw this.closedError();
+    if (this.#closing.signal.aborted) throw new RedlockClosedError();
     const leadership = new Leadership(this, name, settings);
     this.#leaderships.add(leadership);
     return leadership;
@@ -341,107 +388,93 @@ export class Redlock implements LockIssuer, Campaigner {
     return list.length === 1 ? [list[0]] : [...new Set(list)];
   }
 
-  private async acquireChecked(
-    resources: string[],
-    ttl: number,
-    retry: ReturnType<typeof resolveRetryOptions>,
-    signal: AbortSignal | undefined,
-    single: boolean,
-    fencing: boolean,
-  ): Promise<Lock> {
-    const closing = this.#closing.signal;
-    const keys = resources.map((r) => this.options.keyPrefix + r);
-    if (fencing && !this.options.fencing) checkFencingPrefix(this.options.keyPrefix, this.options.fencingPrefix);
-    const counters = fencing ? resources.map((r) => this.options.fencingPrefix + r) : undefined;
+  /**
+   * The attempt loop: an acquire round per attempt, under the attempt budget (retry policy,
+   * deadline, signals, queue), until a lock is won with validity left or the budget is spent.
+   */
+  private async acquireChecked(resources: string[], ttl: number, options: AttemptOptions): Promise<Lock> {
+    const { keyPrefix, fencingPrefix, driftFactor } = this.options;
+    const keys = resources.map((r) => keyPrefix + r);
+    if (options.fencing && !this.options.fencing) checkFencingPrefix(keyPrefix, fencingPrefix);
+    const counters = options.fencing ? resources.map((r) => fencingPrefix + r) : undefined;
     if (ttl > this.#largestTtl) this.#largestTtl = ttl;
-    const timeout = commandTimeoutFor(ttl, this.options.commandTimeout);
-    const deadline = retry.acquireTimeout === undefined ? Infinity : now() + retry.acquireTimeout;
-    const ttlArg = String(ttl);
-    // Waiters of this process queue per key (FIFO). While a waiter is not first in line, a wait that
-    // ends without a wake-up is a turn spent queued, not an attempt: only the head polls, so waiters
-    // do not split the votes of the one a release just woke; nor does the head while the lock is held
-    // in this process, whose release wakes it directly. The last turn is always a real attempt.
-    let ticket = retry.retryCount > 0 && this.#wakeups.isQueued(keys) ? this.#wakeups.join(keys) : undefined;
-    let turns = 0;
+    const context = this.roundContext(commandTimeoutFor(ttl, this.options.commandTimeout));
+    const queue = { wakeups: this.#wakeups, keys, heldHere: () => this.heldHere(keys) };
+    const budget = new AttemptBudget(options.retry, queue, options.signal, this.#closing.signal);
+    const { shape } = options;
+    let writer: string | undefined; // a waiting writer's id: it holds off new readers while it waits
     try {
-      for (let mustWait = ticket !== undefined; ; mustWait = true) {
-        if (mustWait) {
-          const wait = Math.min(jitteredDelay(retry.retryDelay, retry.retryJitter), Math.max(0, deadline - now()));
-          const woken = await ticket!.wait(wait, signal, closing);
-          if (!woken && (!ticket!.isHead || this.heldHere(keys)) && turns < retry.retryCount && now() < deadline) {
-            turns++;
-            continue;
-          }
-        }
-        signal?.throwIfAborted();
-        if (closing.aborted) throw this.closedError();
-        turns++;
+      for (;;) {
+        await budget.nextAttempt();
         const value = randomBytes(16).toString('base64url');
-        const start = now();
-        const round = counters
-          ? voteRound(
-              this.#masters,
-              this.quorum,
-              timeout,
-              (m) => m.scripts.quorumLockFencedAcquire(keys.length * 2, ...keys, ...counters, value, ttlArg, keys.length),
-              (reply) => typeof reply === 'number' && reply >= 0,
-              this.#trusts,
-            )
-          : keys.length === 1
-            ? voteRound(
-                this.#masters,
-                this.quorum,
-                timeout,
-                (m) => m.client.set(keys[0], value, 'PX', ttlArg, 'NX'), // one key: no script needed
-                (reply) => reply === 'OK',
-                this.#trusts,
-              )
-            : voteRound(
-                this.#masters,
-                this.quorum,
-                timeout,
-                (m) => m.scripts.quorumLockAcquire(keys.length, ...keys, value, ttlArg),
-                (reply) => reply === 1,
-                this.#trusts,
-              );
-        let won = await round.decided;
-        const lockWon = won;
-        let token: number | undefined;
-        if (won && counters) {
-          const seen = Math.max(0, ...round.replies.map((r) => (typeof r === 'number' ? r : 0)));
-          token = await issueFencingToken(this.#masters, this.options.fencingQuorum, timeout, counters, seen + 1, this.#trusts);
-          won = token !== undefined;
-        }
-        const validUntil = validUntilOf(start, ttl, this.options.driftFactor);
-        if (won && validUntil > now()) {
-          const lock = new Lock(this, resources, keys, value, ttl, validUntil, token);
-          if (signal?.aborted || closing.aborted) {
-            void this.releaseKeys(keys, value, timeout, true);
-            throw signal?.aborted ? signal.reason : this.closedError();
+        const request = { keys, counters, value, ttl };
+        const sharedResult = shape ? await shared.sharedAcquireRound(context, request, shape) : undefined;
+        const result = sharedResult ?? (await acquireRound(context, request));
+        noteAttempt(budget.attempts, result.start, result.round.outcomes);
+        const validUntil = validUntilOf(result.start, ttl, driftFactor);
+        if (result.outcome === 'granted' && validUntil > now()) {
+          const lock = new Lock(this, resources, keys, value, ttl, validUntil, result.token);
+          if (shape) setShape(lock, shape.kind === 'permit' ? { ...shape, slot: sharedResult!.slot } : shape);
+          if (budget.stopped) {
+            void this.releaseHeld(lock, context.timeout, true);
+            budget.throwIfStopped();
           }
           this.track(lock);
+          // Others of this process queued behind a shared lock may share it too: pass the wake-up on
+          // (not with the value: the holder's own release must still wake).
+          if (shape) for (const key of keys) this.#wakeups.released(key, `${value}:granted`);
           return lock;
         }
         // Failed: release on ALL masters, the ones that said no or timed out included (silently: nothing was free).
-        const released = this.releaseKeys(keys, value, timeout, false);
-        const left = deadline - now();
-        const outOfTime = left <= 0;
-        if (turns > retry.retryCount || outOfTime || signal?.aborted || closing.aborted) {
-          await Promise.all([released.settled, round.settled]);
-          signal?.throwIfAborted();
-          if (closing.aborted) throw this.closedError();
-          const why = lockWon ? (won ? 'too-late' : 'fencing') : 'votes';
-          throw this.acquisitionError(resources, turns, round.outcomes, why, retry, outOfTime && !single);
+        const released = sharedResult ? { settled: Promise.all(sharedResult.cleanUp().map((r) => r.settled)) } : this.releaseKeys(keys, value, context.timeout, false);
+        if (sharedResult?.heldLimit !== undefined && shape?.kind === 'permit') {
+          await released.settled;
+          throw new RedlockConfigError(
+            'limit',
+            `\`limit\` ${shape.limit} differs from the limit ${sharedResult.heldLimit} that the holders of ${resources.map((r) => JSON.stringify(r)).join(', ')} use; every holder of a counting lock must use the same limit.`,
+          );
         }
-        ticket ??= this.#wakeups.join(keys);
+        if (!shape && !budget.exhausted) {
+          // Writer preference: a waiting writer holds off new readers, for a little longer than its next attempt.
+          writer ??= randomBytes(16).toString('base64url');
+          const { retryDelay, retryJitter } = options.retry;
+          const between = typeof retryDelay === 'number' ? retryDelay : 1_000;
+          shared.registerWriter(context, keys, writer, 2 * (between + retryJitter) + 2 * context.timeout + 50);
+        }
+        if (budget.exhausted) {
+          const spent = budget.spent;
+          await Promise.all([released.settled, result.round.settled]);
+          budget.throwIfStopped();
+          throw LockAcquisitionError.of({
+            resources,
+            attempts: budget.attempts,
+            outcomes: settledOutcomes(result.round.outcomes, this.#masters),
+            reason: result.outcome === 'granted' ? 'too-late' : result.outcome,
+            budget: spent,
+          });
+        }
       }
     } finally {
-      ticket?.leave();
+      budget.leave();
+      if (writer) shared.withdrawWriter(context, keys, writer); // won or gave up: stop holding readers off
     }
+  }
+
+  private roundContext(timeout: number): RoundContext {
+    return { masters: this.#masters, quorum: this.quorum, timeout, fencingQuorum: this.options.fencingQuorum, trusts: this.#trusts };
+  }
+
+  /** Releases a held lock of any kind on every master. */
+  private releaseHeld(lock: Lock, timeout: number, announce: boolean): VoteRound {
+    const shape = shapeOf(lock);
+    if (shape?.kind === 'read') return shared.releaseRead(this.roundContext(timeout), lock.keys, lock.value, announce);
+    if (shape?.kind === 'permit') return shared.releasePermit(this.roundContext(timeout), lock.keys[0], shape.limit, shape.slot, lock.value, announce);
+    return this.releaseKeys(lock.keys, lock.value, timeout, announce);
   }
 
   private track(lock: Lock): void {
     this.#held.add(lock);
+    if (shapeOf(lock)) return; // shared: holders here do not stop waiters here from polling
     for (const key of lock.keys) this.#heldKeys.set(key, lock);
   }
 
@@ -455,45 +488,37 @@ export class Redlock implements LockIssuer, Campaigner {
     return false;
   }
 
-  private acquisitionError(
-    resources: string[],
-    attempts: number,
-    outcomes: readonly (MasterOutcome | undefined)[],
-    failure: 'votes' | 'too-late' | 'fencing',
-    retry: ReturnType<typeof resolveRetryOptions>,
-    outOfTime: boolean,
-  ): LockAcquisitionError {
-    const settled = outcomes.map((o, i) => o ?? { master: this.#masters[i].label, status: 'timeout' as const });
-    const why =
-      failure === 'too-late'
-        ? 'the quorum was won too late: no validity was left (raise `ttl` or lower latency)'
-        : failure === 'fencing'
-          ? 'the lock was won but no quorum of masters took its fencing token'
-          : `${this.quorum} of ${this.#masters.length} masters are needed; last attempt: ${describeOutcomes(settled, 'held by another holder')}`;
-    const budget = outOfTime ? `within \`acquireTimeout\` (${retry.acquireTimeout} ms)` : `after ${attempts} attempt${attempts === 1 ? '' : 's'} (\`retryCount\` ${retry.retryCount})`;
-    return new LockAcquisitionError(resources, attempts, settled, `Could not lock ${quote(resources)} ${budget}: ${why}.`);
+  /** Used by `Lock.extend()`. @internal */
+  extendLock(lock: Lock, ttl: number): Promise<void> {
+    return traceLockOperation('extend', lock, ttl, () => this.extendNow(lock, ttl));
   }
 
-  /** Used by `Lock.extend()`. @internal */
-  async extendLock(lock: Lock, ttl: number): Promise<void> {
+  private async extendNow(lock: Lock, ttl: number): Promise<void> {
     checkTtl(ttl);
     if (lock.lostReason) throw lock.lostReason;
     if (!lock.isHeld) {
-      const reason = new LockLostError(lock.resources, `Cannot extend the lock on ${quote(lock.resources)}: it was released or its validity ended. A lapsed lock is never revived; acquire it again.`);
+      const reason = lock.releaseRequested ? LockLostError.released(lock.resources) : LockLostError.lapsed(lock.resources);
       lock.markLost(reason);
       throw reason;
     }
     if (ttl > this.#largestTtl) this.#largestTtl = ttl;
     const timeout = commandTimeoutFor(ttl, this.options.commandTimeout);
     const start = now();
-    const round = voteRound(
-      this.#masters,
-      this.quorum,
-      timeout,
-      (m) => m.scripts.quorumLockExtend(lock.keys.length, ...lock.keys, lock.value, String(ttl)),
-      (reply) => reply === 1,
-      this.#trusts,
-    );
+    const shape = shapeOf(lock);
+    const round =
+      shape?.kind === 'read'
+        ? shared.extendRead(this.roundContext(timeout), lock.keys, lock.value, String(ttl))
+        : shape?.kind === 'permit'
+          ? shared.extendPermit(this.roundContext(timeout), lock.keys[0], shape.limit, shape.slot, lock.value, String(ttl))
+          : voteRound(
+              this.#masters,
+              this.quorum,
+              timeout,
+              (m) => m.scripts.quorumLockExtend(lock.keys.length, ...lock.keys, lock.value, String(ttl)),
+              (reply) => reply === 1,
+              this.#trusts,
+            );
+    noteOutcomes(round.outcomes);
     const won = await round.decided;
     const validUntil = validUntilOf(start, ttl, this.options.driftFactor);
     if (won && lock.isHeld && validUntil > now()) {
@@ -502,26 +527,33 @@ export class Redlock implements LockIssuer, Campaigner {
     }
     const refused = round.outcomes.filter((o) => o?.status === 'refused').length;
     if (refused > this.#masters.length - this.quorum || !lock.isHeld) {
-      const reason = new LockLostError(
-        lock.resources,
-        `The lock on ${quote(lock.resources)} was lost: ${refused > this.#masters.length - this.quorum ? `${refused} of ${this.#masters.length} masters no longer hold it` : 'its validity ended before a quorum extended it'}.`,
-      );
+      const reason =
+        refused > this.#masters.length - this.quorum
+          ? LockLostError.majorityLost(lock.resources, refused, this.#masters.length)
+          : LockLostError.notRenewed(lock.resources);
       lock.markLost(reason);
       this.untrack(lock);
       throw reason;
     }
-    throw new LockExtensionError(
-      lock.resources,
-      round.outcomes.map((o, i) => o ?? { master: this.#masters[i].label, status: 'timeout' as const }),
-      `Could not extend the lock on ${quote(lock.resources)}: ${describeOutcomes(round.outcomes, 'no longer holding it')}. It stays valid for ${Math.round(lock.validity)} ms.`,
-    );
+    throw LockExtensionError.of(lock.resources, settledOutcomes(round.outcomes, this.#masters), lock.validity);
   }
 
   /** Used by `Lock.release()`. @internal */
-  async releaseLock(lock: Lock): Promise<void> {
+  releaseLock(lock: Lock): Promise<void> {
+    return traceLockOperation('release', lock, lock.ttl, () => this.releaseNow(lock));
+  }
+
+  /** Used by `Lock` when it is lost: tells the channel and the log. @internal */
+  lockLost(lock: Lock, reason: LockLostError): void {
+    publishLost(lock, reason);
+  }
+
+  private async releaseNow(lock: Lock): Promise<void> {
     if (!lock.markReleased()) return;
     this.untrack(lock);
-    await this.releaseKeys(lock.keys, lock.value, commandTimeoutFor(lock.ttl, this.options.commandTimeout), true).decided;
+    const round = this.releaseHeld(lock, commandTimeoutFor(lock.ttl, this.options.commandTimeout), true);
+    noteOutcomes(round.outcomes);
+    await round.decided;
     for (const key of lock.keys) this.#wakeups.released(key, lock.value);
   }
 
@@ -541,10 +573,6 @@ export class Redlock implements LockIssuer, Campaigner {
     );
   }
 
-  private closedError(): RedlockError {
-    return new RedlockError('Redlock is closed (the application is shutting down); no new lock can be acquired.');
-  }
-
   /**
    * Resigns every leadership, stops every renewal, aborts pending acquisitions, marks held locks lost (their signals abort),
    * releases them on every master within `commandTimeout`, then closes only the connections the
@@ -553,14 +581,14 @@ export class Redlock implements LockIssuer, Campaigner {
   async close(): Promise<void> {
     if (this.#closing.signal.aborted) return;
     await Promise.all([...this.#leaderships].map((leadership) => leadership.resign()));
-    this.#closing.abort(this.closedError());
+    this.#closing.abort(new RedlockClosedError());
     const held = [...this.#held];
     this.#held.clear();
     this.#heldKeys.clear();
     await Promise.all(
       held.map((lock) => {
-        lock.markLost(new LockLostError(lock.resources, `The lock on ${quote(lock.resources)} was released because the application is shutting down.`));
-        return this.releaseKeys(lock.keys, lock.value, this.options.commandTimeout, true).settled;
+        lock.markLost(LockLostError.shutdown(lock.resources));
+        return this.releaseHeld(lock, this.options.commandTimeout, true).settled;
       }),
     );
     this.#wakeups.close();

@@ -1,6 +1,135 @@
+import { RedlockConfigError } from '../errors/redlock-config.error.js';
+import { now } from './clock.js';
+import type { ResolvedRetryOptions } from './options.js';
+import type { Ticket, Wakeups } from './wakeups.js';
+
+/**
+ * The retry policy, in one place: how many attempts an acquisition makes, how long it waits
+ * between them, when it gives up, and how waiters of one process take turns.
+ */
+
 /** A wait of `delay ± jitter` ms, uniformly spread, never negative. */
 export function jitteredDelay(delay: number, jitter: number): number {
   return Math.max(0, delay + (Math.random() * 2 - 1) * jitter);
+}
+
+/** The wait before retry number `attempt` (1 for the first retry): `retryDelay ± retryJitter`. */
+export function retryWait(policy: Pick<ResolvedRetryOptions, 'retryDelay' | 'retryJitter'>, attempt: number): number {
+  const { retryDelay, retryJitter } = policy;
+  if (typeof retryDelay === 'number') return jitteredDelay(retryDelay, retryJitter);
+  const delay = retryDelay(attempt);
+  if (typeof delay !== 'number' || !Number.isFinite(delay) || delay < 0) {
+    throw new RedlockConfigError('retryDelay', `\`retryDelay\` must return a finite number of milliseconds >= 0; for attempt ${attempt} it returned ${String(delay)}.`);
+  }
+  return jitteredDelay(delay, retryJitter);
+}
+
+/** Where an acquisition queues: the keys it wants, in this process's queues. */
+export interface AttemptQueue {
+  readonly wakeups: Wakeups;
+  readonly keys: readonly string[];
+  /** True while the lock on one of the keys is held in this process (its release wakes the head directly). */
+  heldHere(): boolean;
+}
+
+/**
+ * One acquisition's budget: its attempts (`retryCount`), its deadline (`acquireTimeout`), the
+ * jittered wait between attempts, the caller's `signal` and the instance's closing signal, and its
+ * place in the queue of this process's waiters for the keys.
+ *
+ * Waiters of one process queue per key (FIFO). While a waiter is not first in line, a wait that
+ * ends without a wake-up is a turn spent queued, not an attempt: only the head polls, so waiters
+ * do not split the votes of the one a release just woke; nor does the head while the lock is held
+ * in this process, whose release wakes it directly. Queued turns count toward `retryCount`; the
+ * last turn is always a real attempt.
+ *
+ * @example
+ * const budget = new AttemptBudget(retry, queue, signal, closing);
+ * try { for (;;) { await budget.nextAttempt(); if (await tryOnce()) return; if (budget.exhausted) throw …; } }
+ * finally { budget.leave(); }
+ */
+export class AttemptBudget {
+  /** Tries made so far, queued turns included. */
+  attempts = 0;
+  /** The monotonic instant at which `acquireTimeout` runs out (Infinity without one). */
+  readonly deadline: number;
+  #ticket: Ticket | undefined;
+  #started = false;
+
+  constructor(
+    readonly policy: ResolvedRetryOptions,
+    private readonly queue: AttemptQueue,
+    private readonly signal: AbortSignal | undefined,
+    private readonly closing: AbortSignal,
+  ) {
+    this.deadline = policy.acquireTimeout === undefined ? Infinity : now() + policy.acquireTimeout;
+  }
+
+  /**
+   * Resolves when the next attempt is due: at once for a first attempt with nobody queued ahead,
+   * otherwise after the jittered wait or a wake-up by a release. Rejects with the reason of the
+   * caller's signal or of the closing instance.
+   */
+  async nextAttempt(): Promise<void> {
+    const { policy, queue } = this;
+    if (!this.#started) {
+      this.#started = true;
+      if (policy.retryCount > 0 && queue.wakeups.isQueued(queue.keys)) {
+        this.#ticket = queue.wakeups.join(queue.keys);
+        await this.waitTurn(this.#ticket);
+      }
+    } else {
+      this.#ticket ??= queue.wakeups.join(queue.keys);
+      await this.waitTurn(this.#ticket);
+    }
+    this.throwIfStopped();
+    this.attempts++;
+  }
+
+  /** Sleeps until a wake-up or the jittered delay; a delay that ends while others are ahead is a queued turn. */
+  private async waitTurn(ticket: Ticket): Promise<void> {
+    const { policy, queue } = this;
+    for (;;) {
+      const wait = Math.min(retryWait(policy, Math.max(1, this.attempts)), Math.max(0, this.deadline - now()));
+      const woken = await ticket.wait(wait, this.signal, this.closing);
+      if (woken || (ticket.isHead && !queue.heldHere()) || this.attempts >= policy.retryCount || now() >= this.deadline) return;
+      this.attempts++;
+    }
+  }
+
+  /** True when the caller aborted or the instance is closing. */
+  get stopped(): boolean {
+    return this.signal?.aborted === true || this.closing.aborted;
+  }
+
+  /** Throws the caller's abort reason, or the closing instance's error. */
+  throwIfStopped(): void {
+    this.signal?.throwIfAborted();
+    if (this.closing.aborted) throw this.closing.reason;
+  }
+
+  /** True when `acquireTimeout` has run out. */
+  get outOfTime(): boolean {
+    return this.deadline - now() <= 0;
+  }
+
+  /** True when no further attempt may be made: attempts, time or signals are used up. */
+  get exhausted(): boolean {
+    return this.attempts > this.policy.retryCount || this.outOfTime || this.stopped;
+  }
+
+  /** What ended the retries, for the error message: the timeout, or the retry count. */
+  get spent(): { acquireTimeout: number } | { retryCount: number } {
+    return this.outOfTime && this.policy.acquireTimeout !== undefined
+      ? { acquireTimeout: this.policy.acquireTimeout }
+      : { retryCount: this.policy.retryCount };
+  }
+
+  /** Gives up the place in the queue. */
+  leave(): void {
+    this.#ticket?.leave();
+    this.#ticket = undefined;
+  }
 }
 
 /**

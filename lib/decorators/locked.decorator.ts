@@ -3,7 +3,9 @@ import { isObservable, throwError, type Observable } from 'rxjs';
 import { compileLockKey, type LockKey } from '../core/key-template.js';
 import { checkCallOptions, checkTtl, resolveRetryOptions, type RetryOptions } from '../core/options.js';
 import { parameterNamesOf } from '../core/parameter-names.js';
+import { checkLockMode, type LockModeOptions } from '../core/lock-mode.js';
 import { RedlockError } from '../errors/redlock.error.js';
+import { KEY_TEMPLATE, keyTemplateOf } from '../ops/diagnostics.js';
 import { RedlockService } from '../redlock.service.js';
 import { heldObservable, lockedObservable } from './locked-observable.js';
 
@@ -14,7 +16,7 @@ import { heldObservable, lockedObservable } from './locked-observable.js';
  * \@Locked('report:#day', { ttl: 30_000, retryCount: 0 })
  * @publicApi
  */
-export interface LockedOptions extends RetryOptions {
+export interface LockedOptions extends RetryOptions, LockModeOptions {
   /** Lock TTL in ms; the lock is renewed while the method runs. @default the module's `ttl` */
   ttl?: number;
   /** Issue a fencing token (`currentLock()!.fencingToken` inside the method). @default the module's `fencing` */
@@ -65,11 +67,13 @@ export function Locked(key: LockKey, ttlOrOptions?: number | LockedOptions): Met
     const original: unknown = descriptor.value;
     const owner = typeof target === 'function' ? target.name : target.constructor.name;
     const where = `${owner}.${String(propertyKey)}`;
+    (options as Record<symbol, unknown>)[KEY_TEMPLATE] = keyTemplateOf(key, where); // for the diagnostics channels and metrics
     if (typeof original !== 'function') {
       throw new RedlockError(`@Locked on ${where}: it decorates methods only.`);
     }
     if (options.ttl !== undefined) checkTtl(options.ttl, `@Locked ttl on ${where}`);
     checkCallOptions({ fencing: options.fencing });
+    checkLockMode(options); // `mode` / `limit` refused at decoration time, naming the option
     // Refuse malformed retry settings now; how they combine with the module's options is checked per call.
     resolveRetryOptions({ retryCount: 0, retryDelay: options.retryDelay ?? Number.MAX_SAFE_INTEGER, retryJitter: 0, acquireTimeout: undefined }, options);
     const resourcesOf = compileLockKey(key, parameterNamesOf(original as (...args: never[]) => unknown), where);

@@ -1,10 +1,35 @@
-import { quorumOf, type MasterOutcome } from '../core/votes.js';
+import { describeOutcomes, quorumOf, type MasterOutcome } from '../core/votes.js';
+import { quote } from './quote.js';
 import { RedlockError } from './redlock.error.js';
 
 /**
+ * Why an acquisition failed:
+ * - `votes`: no quorum of masters granted the lock (held by another holder, or Redis trouble: see `outcomes`);
+ * - `too-late`: a quorum was won, but no validity was left (the TTL is too short for the latency);
+ * - `fencing`: the lock was won, but no quorum of masters took its fencing token;
+ * - `timeout`: `acquireTimeout` ran out while the masters had not yet answered.
+ *
+ * @example
+ * if (e instanceof LockAcquisitionError && e.reason === 'too-late') raiseTheTtl();
+ * @publicApi
+ */
+export type LockAcquisitionReason = 'votes' | 'too-late' | 'fencing' | 'timeout';
+
+/** What `LockAcquisitionError.of` needs to explain a failure. @internal */
+export interface AcquisitionFailure {
+  resources: readonly string[];
+  attempts: number;
+  /** Each master's answer to the last attempt, in `nodes` order (`timeout` where none came). */
+  outcomes: readonly MasterOutcome[];
+  reason: LockAcquisitionReason;
+  /** What ended the retries: the `acquireTimeout` in ms, or the `retryCount`. */
+  budget: { acquireTimeout: number } | { retryCount: number };
+}
+
+/**
  * No quorum could be won for the resources within the retry budget (`retryCount`, `acquireTimeout`).
- * `outcomes` gives each master's answer to the last attempt, so that "busy" (another holder) and
- * "Redis down" (errors, timeouts) can be told apart.
+ * `reason` says why; `outcomes` gives each master's answer to the last attempt, so that "busy"
+ * (another holder) and "Redis down" (errors, timeouts) can be told apart.
  *
  * @example
  * try { await redlock.acquire('seat:12A', 2_000); }
@@ -20,8 +45,27 @@ export class LockAcquisitionError extends RedlockError {
     /** Each master's answer to the last attempt, in `nodes` order. */
     readonly outcomes: readonly MasterOutcome[],
     message: string,
+    /** Why the acquisition failed. */
+    readonly reason: LockAcquisitionReason = 'votes',
   ) {
     super(message);
+  }
+
+  /** Builds the error with its message from what happened. @internal */
+  static of(failure: AcquisitionFailure): LockAcquisitionError {
+    const { resources, attempts, outcomes, reason, budget } = failure;
+    const n = outcomes.length;
+    const why =
+      reason === 'too-late'
+        ? 'the quorum was won too late: no validity was left (raise `ttl` or lower latency)'
+        : reason === 'fencing'
+          ? 'the lock was won but no quorum of masters took its fencing token'
+          : `${quorumOf(n)} of ${n} masters are needed; last attempt: ${describeOutcomes(outcomes, 'held by another holder')}`;
+    const within =
+      'acquireTimeout' in budget
+        ? `within \`acquireTimeout\` (${budget.acquireTimeout} ms)`
+        : `after ${attempts} attempt${attempts === 1 ? '' : 's'} (\`retryCount\` ${budget.retryCount})`;
+    return new LockAcquisitionError(resources, attempts, outcomes, `Could not lock ${quote(resources)} ${within}: ${why}.`, reason);
   }
 
   /**

@@ -1,4 +1,5 @@
-import type { MasterOutcome } from '../core/votes.js';
+import { describeOutcomes, type MasterOutcome } from '../core/votes.js';
+import { quote } from './quote.js';
 import { RedlockError } from './redlock.error.js';
 
 /**
@@ -18,5 +19,14 @@ export class LockExtensionError extends RedlockError {
     message: string,
   ) {
     super(message);
+  }
+
+  /** Builds the error with its message; `validity` is what the lock has left, in ms. @internal */
+  static of(resources: readonly string[], outcomes: readonly MasterOutcome[], validity: number): LockExtensionError {
+    return new LockExtensionError(
+      resources,
+      outcomes,
+      `Could not extend the lock on ${quote(resources)}: ${describeOutcomes(outcomes, 'no longer holding it')}. It stays valid for ${Math.round(validity)} ms.`,
+    );
   }
 }

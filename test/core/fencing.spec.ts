@@ -118,6 +118,7 @@ describe('fencing tokens (5 masters)', () => {
       const refused = await whilePaused(set.masters.slice(3), () => rejectionOf(redlock.acquire(resource, 1_000)));
       expect(refused).toBeInstanceOf(LockAcquisitionError);
       expect((refused as LockAcquisitionError).message).toContain('fencing token');
+      expect((refused as LockAcquisitionError).reason).toBe('fencing');
 
       const cutOff = await whilePaused(set.masters.slice(4), async () => {
         const lock = await redlock.acquire(resource, 1_000); // the token reaches masters 0-3
