@@ -36,6 +36,7 @@ import { releaseChannelOf, Wakeups } from './wakeups.js';
 import { checkLockMode, coversRequest, setShape, shapeOf, type LockModeOptions, type RequestedShape } from './lock-mode.js';
 import * as shared from './shared-rounds.js';
 import { inspectResource, type LockInspection } from './inspect.js';
+import { startTelemetry } from '../ops/telemetry.js';
 import { noteAttempt, noteOutcomes, publishLost, traceAcquire, traceLockOperation, tracing } from '../ops/diagnostics.js';
 
 /**
@@ -104,6 +105,7 @@ export class Redlock implements LockIssuer, Campaigner {
   /** Which lock of this instance holds each key: a waiter need not poll a lock held here, whose release wakes it directly. */
   readonly #heldKeys = new Map<string, Lock>();
   readonly #closing = new AbortController();
+  #telemetry: Promise<() => void> | undefined;
   /** Campaigns still running: close() resigns them before it releases anything else. */
   readonly #leaderships = new Set<Leadership>();
   readonly #wakeups: Wakeups;
@@ -231,7 +233,8 @@ export class Redlock implements LockIssuer, Campaigner {
    */
   async connect(): Promise<void> {
     const start = now();
-    await connectMasters(this.#masters, this.options.connectTimeout);
+    this.#telemetry ??= startTelemetry(this); // OpenTelemetry, when installed and an SDK is registered
+    await Promise.all([this.#telemetry, connectMasters(this.#masters, this.options.connectTimeout)]);
     await this.#monitor.settled(Math.max(100, this.options.connectTimeout - (now() - start)));
     this.#monitor.connected(this.quorum);
   }
@@ -593,6 +596,7 @@ export class Redlock implements LockIssuer, Campaigner {
     );
     this.#wakeups.close();
     this.#monitor.dispose();
+    void this.#telemetry?.then((stop) => stop());
     closeMasters(this.#masters);
   }
 }
