@@ -28,7 +28,10 @@ import { RestartGuard } from './restart-guard.js';
 import { AttemptBudget } from './retry.js';
 import { quorumOf, voteRound, type MasterOutcome, type VoteRound } from './votes.js';
 import { releaseChannelOf, Wakeups } from './wakeups.js';
+import { checkLockMode, coversRequest, setShape, shapeOf, type LockModeOptions, type RequestedShape } from './lock-mode.js';
+import * as shared from './shared-rounds.js';
 import { inspectResource, type LockInspection } from './inspect.js';
+import { startTelemetry } from '../ops/telemetry.js';
 import { noteAttempt, noteOutcomes, publishLost, traceAcquire, traceLockOperation, tracing } from '../ops/diagnostics.js';
 
 /**
@@ -38,7 +41,7 @@ import { noteAttempt, noteOutcomes, publishLost, traceAcquire, traceLockOperatio
  * await redlock.acquire('report', 30_000, { acquireTimeout: 2_000, signal: AbortSignal.timeout(5_000) });
  * @publicApi
  */
-export interface AcquireOptions extends RetryOptions {
+export interface AcquireOptions extends RetryOptions, LockModeOptions {
   /** Gives up waiting when this signal aborts; the acquisition rejects with `signal.reason`. */
   signal?: AbortSignal;
   /** `acquire()` only: renew the lock automatically until it is released (as `using()` does). @default false */
@@ -46,6 +49,15 @@ export interface AcquireOptions extends RetryOptions {
   /** Issue a fencing token with this lock (`lock.fencingToken`). @default the `fencing` option */
   fencing?: boolean;
 }
+
+/**
+ * Per-call options of `tryAcquire()`.
+ *
+ * @example
+ * const permit = await redlock.tryAcquire(`export:${tenant}`, 60_000, { limit: 3 });
+ * @publicApi
+ */
+export type TryAcquireOptions = Pick<AcquireOptions, 'mode' | 'limit' | 'fencing'>;
 
 /** How `acquireChecked` is to acquire. */
 interface AttemptOptions {
@@ -55,6 +67,8 @@ interface AttemptOptions {
   readonly signal?: AbortSignal;
   /** Issue a fencing token. */
   readonly fencing: boolean;
+  /** A read lock or a permit of a counting lock; undefined for the exclusive (write) lock. */
+  readonly shape?: RequestedShape;
 }
 
 /** Outcomes with a `timeout` for each master that has not answered. */
@@ -86,6 +100,7 @@ export class Redlock implements LockIssuer, Campaigner {
   /** Which lock of this instance holds each key: a waiter need not poll a lock held here, whose release wakes it directly. */
   readonly #heldKeys = new Map<string, Lock>();
   readonly #closing = new AbortController();
+  #telemetry: Promise<() => void> | undefined;
   /** Campaigns still running: close() resigns them before it releases anything else. */
   readonly #leaderships = new Set<Leadership>();
   readonly #wakeups: Wakeups;
@@ -138,8 +153,9 @@ export class Redlock implements LockIssuer, Campaigner {
   }
 
   /** Opens the connections the library owns, waiting up to `connectTimeout`; masters still down are retried in the background. */
-  connect(): Promise<void> {
-    return connectMasters(this.#masters, this.options.connectTimeout);
+  async connect(): Promise<void> {
+    this.#telemetry ??= startTelemetry(this); // OpenTelemetry, when installed and an SDK is registered
+    await Promise.all([this.#telemetry, connectMasters(this.#masters, this.options.connectTimeout)]);
   }
 
   /**
@@ -158,8 +174,9 @@ export class Redlock implements LockIssuer, Campaigner {
     const names = this.checkResources(resources);
     const lockTtl = checkTtl(ttl ?? this.options.ttl);
     checkCallOptions(options);
+    const shape = checkLockMode(options, names.length);
     const retry = resolveRetryOptions(this.options, options);
-    const acquire = () => this.acquireChecked(names, lockTtl, { retry, signal: options?.signal, fencing: options?.fencing ?? this.options.fencing });
+    const acquire = () => this.acquireChecked(names, lockTtl, { retry, signal: options?.signal, fencing: options?.fencing ?? this.options.fencing, shape });
     const lock = await (tracing() ? traceAcquire('acquire', names, lockTtl, options, acquire) : acquire());
     if (options?.autoExtend) lock.renewWith(startRenewal(lock));
     return lock;
@@ -173,15 +190,17 @@ export class Redlock implements LockIssuer, Campaigner {
    * const lock = await redlock.tryAcquire('nightly-report', 60_000);
    * if (!lock) return; // another instance is on it
    */
-  async tryAcquire(resources: string | readonly string[], ttl?: number): Promise<Lock | null> {
+  async tryAcquire(resources: string | readonly string[], ttl?: number, options?: TryAcquireOptions): Promise<Lock | null> {
     const names = this.checkResources(resources);
     const lockTtl = checkTtl(ttl ?? this.options.ttl);
+    checkCallOptions(options);
+    const shape = checkLockMode(options, names.length);
     const tryOnce = (): Promise<Lock | null> =>
-      this.acquireChecked(names, lockTtl, { retry: ONE_TRY, fencing: this.options.fencing }).catch((error: unknown) => {
+      this.acquireChecked(names, lockTtl, { retry: ONE_TRY, fencing: options?.fencing ?? this.options.fencing, shape }).catch((error: unknown) => {
         if (error instanceof LockAcquisitionError && error.busy) return null;
         throw error;
       });
-    return tracing() ? traceAcquire('tryAcquire', names, lockTtl, undefined, tryOnce) : tryOnce();
+    return tracing() ? traceAcquire('tryAcquire', names, lockTtl, options, tryOnce) : tryOnce();
   }
 
   /**
@@ -204,13 +223,14 @@ export class Redlock implements LockIssuer, Campaigner {
     const lockTtl = checkTtl(ttl ?? this.options.ttl);
     if (typeof fn !== 'function') throw new RedlockConfigError('fn', `\`fn\` must be the function to run under the lock; got ${typeof fn}.`);
     checkCallOptions(options);
+    const shape = checkLockMode(options, names.length);
     const retry = resolveRetryOptions(this.options, options);
 
     const inherited = new Set<Lock>();
     const missing: string[] = [];
     for (const name of names) {
       const held = lockHeldInChain(this, this.options.keyPrefix + name);
-      if (held) inherited.add(held);
+      if (held && coversRequest(held, shape, name)) inherited.add(held);
       else missing.push(name);
     }
     if (missing.length === 0) {
@@ -220,7 +240,7 @@ export class Redlock implements LockIssuer, Campaigner {
       return result;
     }
 
-    const acquire = () => this.acquireChecked(missing, lockTtl, { retry, signal: options?.signal, fencing: options?.fencing ?? this.options.fencing });
+    const acquire = () => this.acquireChecked(missing, lockTtl, { retry, signal: options?.signal, fencing: options?.fencing ?? this.options.fencing, shape });
     const lock = await (tracing() ? traceAcquire('using', missing, lockTtl, options, acquire) : acquire());
     lock.renewWith(startRenewal(lock));
     let result: T;
@@ -292,24 +312,46 @@ export class Redlock implements LockIssuer, Campaigner {
     const context = this.roundContext(commandTimeoutFor(ttl, this.options.commandTimeout));
     const queue = { wakeups: this.#wakeups, keys, heldHere: () => this.heldHere(keys) };
     const budget = new AttemptBudget(options.retry, queue, options.signal, this.#closing.signal);
+    const { shape } = options;
+    let writer: string | undefined; // a waiting writer's id: it holds off new readers while it waits
     try {
       for (;;) {
         await budget.nextAttempt();
         const value = randomBytes(16).toString('base64url');
-        const result = await acquireRound(context, { keys, counters, value, ttl });
+        const request = { keys, counters, value, ttl };
+        const sharedResult = shape ? await shared.sharedAcquireRound(context, request, shape) : undefined;
+        const result = sharedResult ?? (await acquireRound(context, request));
         noteAttempt(budget.attempts, result.start, result.round.outcomes);
         const validUntil = validUntilOf(result.start, ttl, driftFactor);
         if (result.outcome === 'granted' && validUntil > now()) {
+          const lock = new Lock(this, resources, keys, value, ttl, validUntil, result.token);
+          if (shape) setShape(lock, shape.kind === 'permit' ? { ...shape, slot: sharedResult!.slot } : shape);
           if (budget.stopped) {
-            void this.releaseKeys(keys, value, context.timeout, true);
+            void this.releaseHeld(lock, context.timeout, true);
             budget.throwIfStopped();
           }
-          const lock = new Lock(this, resources, keys, value, ttl, validUntil, result.token);
           this.track(lock);
+          // Others of this process queued behind a shared lock may share it too: pass the wake-up on
+          // (not with the value: the holder's own release must still wake).
+          if (shape) for (const key of keys) this.#wakeups.released(key, `${value}:granted`);
           return lock;
         }
         // Failed: release on ALL masters, the ones that said no or timed out included (silently: nothing was free).
-        const released = this.releaseKeys(keys, value, context.timeout, false);
+        const released = sharedResult ? { settled: Promise.all(sharedResult.cleanUp().map((r) => r.settled)) } : this.releaseKeys(keys, value, context.timeout, false);
+        if (sharedResult?.heldLimit !== undefined && shape?.kind === 'permit') {
+          await released.settled;
+          throw new RedlockConfigError(
+            'limit',
+            `\`limit\` ${shape.limit} differs from the limit ${sharedResult.heldLimit} that the holders of ${resources.map((r) => JSON.stringify(r)).join(', ')} use; every holder of a counting lock must use the same limit.`,
+          );
+        }
+        if (!shape && !budget.exhausted) {
+          // Writer preference: a waiting writer holds off new readers, for a little longer than its next attempt.
+          writer ??= randomBytes(16).toString('base64url');
+          const { retryDelay, retryJitter } = options.retry;
+          const between = typeof retryDelay === 'number' ? retryDelay : 1_000;
+          shared.registerWriter(context, keys, writer, 2 * (between + retryJitter) + 2 * context.timeout + 50);
+        }
         if (budget.exhausted) {
           const spent = budget.spent;
           await Promise.all([released.settled, result.round.settled]);
@@ -325,6 +367,7 @@ export class Redlock implements LockIssuer, Campaigner {
       }
     } finally {
       budget.leave();
+      if (writer) shared.withdrawWriter(context, keys, writer); // won or gave up: stop holding readers off
     }
   }
 
@@ -332,8 +375,17 @@ export class Redlock implements LockIssuer, Campaigner {
     return { masters: this.#masters, quorum: this.quorum, timeout, fencingQuorum: this.options.fencingQuorum, trusts: this.#trusts };
   }
 
+  /** Releases a held lock of any kind on every master. */
+  private releaseHeld(lock: Lock, timeout: number, announce: boolean): VoteRound {
+    const shape = shapeOf(lock);
+    if (shape?.kind === 'read') return shared.releaseRead(this.roundContext(timeout), lock.keys, lock.value, announce);
+    if (shape?.kind === 'permit') return shared.releasePermit(this.roundContext(timeout), lock.keys[0], shape.limit, shape.slot, lock.value, announce);
+    return this.releaseKeys(lock.keys, lock.value, timeout, announce);
+  }
+
   private track(lock: Lock): void {
     this.#held.add(lock);
+    if (shapeOf(lock)) return; // shared: holders here do not stop waiters here from polling
     for (const key of lock.keys) this.#heldKeys.set(key, lock);
   }
 
@@ -363,14 +415,20 @@ export class Redlock implements LockIssuer, Campaigner {
     if (ttl > this.#largestTtl) this.#largestTtl = ttl;
     const timeout = commandTimeoutFor(ttl, this.options.commandTimeout);
     const start = now();
-    const round = voteRound(
-      this.#masters,
-      this.quorum,
-      timeout,
-      (m) => m.scripts.quorumLockExtend(lock.keys.length, ...lock.keys, lock.value, String(ttl)),
-      (reply) => reply === 1,
-      this.#trusts,
-    );
+    const shape = shapeOf(lock);
+    const round =
+      shape?.kind === 'read'
+        ? shared.extendRead(this.roundContext(timeout), lock.keys, lock.value, String(ttl))
+        : shape?.kind === 'permit'
+          ? shared.extendPermit(this.roundContext(timeout), lock.keys[0], shape.limit, shape.slot, lock.value, String(ttl))
+          : voteRound(
+              this.#masters,
+              this.quorum,
+              timeout,
+              (m) => m.scripts.quorumLockExtend(lock.keys.length, ...lock.keys, lock.value, String(ttl)),
+              (reply) => reply === 1,
+              this.#trusts,
+            );
     noteOutcomes(round.outcomes);
     const won = await round.decided;
     const validUntil = validUntilOf(start, ttl, this.options.driftFactor);
@@ -404,7 +462,7 @@ export class Redlock implements LockIssuer, Campaigner {
   private async releaseNow(lock: Lock): Promise<void> {
     if (!lock.markReleased()) return;
     this.untrack(lock);
-    const round = this.releaseKeys(lock.keys, lock.value, commandTimeoutFor(lock.ttl, this.options.commandTimeout), true);
+    const round = this.releaseHeld(lock, commandTimeoutFor(lock.ttl, this.options.commandTimeout), true);
     noteOutcomes(round.outcomes);
     await round.decided;
     for (const key of lock.keys) this.#wakeups.released(key, lock.value);
@@ -441,11 +499,12 @@ export class Redlock implements LockIssuer, Campaigner {
     await Promise.all(
       held.map((lock) => {
         lock.markLost(LockLostError.shutdown(lock.resources));
-        return this.releaseKeys(lock.keys, lock.value, this.options.commandTimeout, true).settled;
+        return this.releaseHeld(lock, this.options.commandTimeout, true).settled;
       }),
     );
     this.#wakeups.close();
     this.#guard?.dispose();
+    void this.#telemetry?.then((stop) => stop());
     closeMasters(this.#masters);
   }
 }
