@@ -6,7 +6,8 @@ export {
 } from './redlock.module-definition.js';
 export { RedlockService } from './redlock.service.js';
 export { Locked, type LockedOptions } from './decorators/index.js';
-export { Redlock, type AcquireOptions, type TryAcquireOptions } from './core/redlock.js';
+export { Redlock, type AcquireOptions, type TryAcquireOptions, type UsingOptions } from './core/redlock.js';
+export type { HoldOptions } from './core/hold-options.js';
 export { lockModeOf, type LockMode, type LockModeOptions } from './core/lock-mode.js';
 export { Lock } from './core/lock.js';
 export { Leadership, type LeadOptions } from './core/leadership.js';

@@ -24,6 +24,7 @@ import {
   type ResolvedRetryOptions,
   type RetryOptions,
 } from './options.js';
+import { resolveHoldOptions, type HoldOptions, type ResolvedHoldOptions } from './hold-options.js';
 import { Leadership, resolveLeadOptions, type Campaigner, type LeadOptions } from './leadership.js';
 import { startRenewal } from './renewal.js';
 import { RestartGuard } from './restart-guard.js';
@@ -46,7 +47,7 @@ import { noteAttempt, noteOutcomes, publishLost, traceAcquire, traceLockOperatio
  * await redlock.acquire('report', 30_000, { acquireTimeout: 2_000, signal: AbortSignal.timeout(5_000) });
  * @publicApi
  */
-export interface AcquireOptions extends RetryOptions, LockModeOptions {
+export interface AcquireOptions extends RetryOptions, LockModeOptions, HoldOptions {
   /** Gives up waiting when this signal aborts; the acquisition rejects with `signal.reason`. */
   signal?: AbortSignal;
   /** `acquire()` only: renew the lock automatically until it is released (as `using()` does). @default false */
@@ -63,6 +64,15 @@ export interface AcquireOptions extends RetryOptions, LockModeOptions {
  * @publicApi
  */
 export type TryAcquireOptions = Pick<AcquireOptions, 'mode' | 'limit' | 'fencing'>;
+
+/** Per-call options of `using()`: those of `acquire()` but `autoExtend` (a `using()` lock is always renewed). */
+export type UsingOptions = Omit<AcquireOptions, 'autoExtend'>;
+
+/** The limits of one renewed hold: when `minHold` ends, and the timer that ends it at `maxHold`. */
+interface HoldLimits {
+  minHoldUntil: number;
+  maxHoldTimer: NodeJS.Timeout | undefined;
+}
 
 /** How `acquireChecked` is to acquire. */
 interface AttemptOptions {
@@ -105,6 +115,8 @@ export class Redlock implements LockIssuer, Campaigner {
   /** Which lock of this instance holds each key: a waiter need not poll a lock held here, whose release wakes it directly. */
   readonly #heldKeys = new Map<string, Lock>();
   readonly #closing = new AbortController();
+  /** `minHold` / `maxHold` of the locks that have them. */
+  readonly #limits = new WeakMap<Lock, HoldLimits>();
   #telemetry: Promise<() => void> | undefined;
   /** Campaigns still running: close() resigns them before it releases anything else. */
   readonly #leaderships = new Set<Leadership>();
@@ -262,16 +274,50 @@ export class Redlock implements LockIssuer, Campaigner {
    * const lock = await redlock.acquire(['seat:12A', 'seat:12B'], 3_000);
    * try { await book(); } finally { await lock.release(); }
    */
-  async acquire(resources: string | readonly string[], ttl?: number, options?: AcquireOptions): Promise<Lock> {
+  acquire(resources: string | readonly string[], ttl: number | undefined, options: AcquireOptions & { onBusy: 'skip' }): Promise<Lock | undefined>;
+  acquire(resources: string | readonly string[], ttl?: number, options?: AcquireOptions & { onBusy?: 'wait' }): Promise<Lock>;
+  acquire(resources: string | readonly string[], ttl?: number, options?: AcquireOptions): Promise<Lock | undefined>;
+  async acquire(resources: string | readonly string[], ttl?: number, options?: AcquireOptions): Promise<Lock | undefined> {
     const names = this.checkResources(resources);
     const lockTtl = checkTtl(ttl ?? this.options.ttl);
     checkCallOptions(options);
     const shape = checkLockMode(options, names.length);
-    const retry = resolveRetryOptions(this.options, options);
+    const hold = resolveHoldOptions(options, lockTtl, options?.autoExtend === true);
+    const retry = resolveRetryOptions(this.options, this.retryOverrides(options, hold));
     const acquire = () => this.acquireChecked(names, lockTtl, { retry, signal: options?.signal, fencing: options?.fencing ?? this.options.fencing, shape });
-    const lock = await (tracing() ? traceAcquire('acquire', names, lockTtl, options, acquire) : acquire());
+    let lock: Lock;
+    try {
+      lock = await (tracing() ? traceAcquire('acquire', names, lockTtl, options, acquire) : acquire());
+    } catch (error) {
+      if (hold.skip && error instanceof LockAcquisitionError && error.busy) return undefined;
+      throw error;
+    }
     if (options?.autoExtend) lock.renewWith(startRenewal(lock));
+    this.limitHold(lock, hold);
     return lock;
+  }
+
+  /** With `onBusy: 'skip'`, `retryCount` defaults to 0: a busy lock is skipped at once. */
+  private retryOverrides(options: AcquireOptions | undefined, hold: ResolvedHoldOptions): AcquireOptions | undefined {
+    return hold.skip && options?.retryCount === undefined ? { ...options, retryCount: 0 } : options;
+  }
+
+  /**
+   * Arms `maxHold` (the signal aborts and renewal stops once the lock has been held that long) and
+   * records when `minHold` ends (release then leaves the keys to lapse on the masters at that moment).
+   */
+  private limitHold(lock: Lock, hold: ResolvedHoldOptions): void {
+    if (hold.minHold === 0 && hold.maxHold === undefined) return;
+    const acquiredAt = now();
+    const maxHold = hold.maxHold;
+    const maxHoldTimer =
+      maxHold === undefined
+        ? undefined
+        : setTimeout(() => {
+            lock.markLost(LockLostError.maxHold(lock.resources, maxHold));
+          }, maxHold);
+    maxHoldTimer?.unref();
+    this.#limits.set(lock, { minHoldUntil: acquiredAt + hold.minHold, maxHoldTimer });
   }
 
   /**
@@ -305,18 +351,22 @@ export class Redlock implements LockIssuer, Campaigner {
    * @example
    * const seat = await redlock.using(`seat:${id}`, 2_000, async (lock) => sell(id, lock.signal));
    */
+  using<T>(resources: string | readonly string[], ttl: number | undefined, fn: (lock: Lock) => Promise<T> | T, options: UsingOptions & { onBusy: 'skip' }): Promise<T | undefined>;
+  using<T>(resources: string | readonly string[], ttl: number | undefined, fn: (lock: Lock) => Promise<T> | T, options?: UsingOptions & { onBusy?: 'wait' }): Promise<T>;
+  using<T>(resources: string | readonly string[], ttl: number | undefined, fn: (lock: Lock) => Promise<T> | T, options?: UsingOptions): Promise<T | undefined>;
   async using<T>(
     resources: string | readonly string[],
     ttl: number | undefined,
     fn: (lock: Lock) => Promise<T> | T,
-    options?: Omit<AcquireOptions, 'autoExtend'>,
-  ): Promise<T> {
+    options?: UsingOptions,
+  ): Promise<T | undefined> {
     const names = this.checkResources(resources);
     const lockTtl = checkTtl(ttl ?? this.options.ttl);
     if (typeof fn !== 'function') throw new RedlockConfigError('fn', `\`fn\` must be the function to run under the lock; got ${typeof fn}.`);
     checkCallOptions(options);
     const shape = checkLockMode(options, names.length);
-    const retry = resolveRetryOptions(this.options, options);
+    const hold = resolveHoldOptions(options, lockTtl);
+    const retry = resolveRetryOptions(this.options, this.retryOverrides(options, hold));
 
     const inherited = new Set<Lock>();
     const missing: string[] = [];
@@ -333,8 +383,15 @@ export class Redlock implements LockIssuer, Campaigner {
     }
 
     const acquire = () => this.acquireChecked(missing, lockTtl, { retry, signal: options?.signal, fencing: options?.fencing ?? this.options.fencing, shape });
-    const lock = await (tracing() ? traceAcquire('using', missing, lockTtl, options, acquire) : acquire());
+    let lock: Lock;
+    try {
+      lock = await (tracing() ? traceAcquire('using', missing, lockTtl, options, acquire) : acquire());
+    } catch (error) {
+      if (hold.skip && error instanceof LockAcquisitionError && error.busy) return undefined;
+      throw error;
+    }
     lock.renewWith(startRenewal(lock));
+    this.limitHold(lock, hold);
     let result: T;
     try {
       result = await runWithLock(lock, () => fn(lock));
@@ -552,12 +609,39 @@ export class Redlock implements LockIssuer, Campaigner {
   }
 
   private async releaseNow(lock: Lock): Promise<void> {
+    const wasHeld = lock.isHeld;
     if (!lock.markReleased()) return;
     this.untrack(lock);
+    if (await this.endMinHold(lock, wasHeld)) return;
     const round = this.releaseHeld(lock, commandTimeoutFor(lock.ttl, this.options.commandTimeout), true);
     noteOutcomes(round.outcomes);
     await round.decided;
     for (const key of lock.keys) this.#wakeups.released(key, lock.value);
+  }
+
+  /**
+   * Ends a hold released before its `minHold` was over: instead of deleting the keys, shortens them to
+   * lapse on the masters when `minHold` ends. The keys already outlive that moment (minHold <= ttl,
+   * set or renewed since acquisition), so a master that misses this keeps a longer TTL, never a
+   * shorter one. Returns false when the lock has no `minHold` left or was lost (delete it as usual).
+   */
+  private async endMinHold(lock: Lock, wasHeld: boolean): Promise<boolean> {
+    const limits = this.#limits.get(lock);
+    if (!limits) return false;
+    clearTimeout(limits.maxHoldTimer);
+    this.#limits.delete(lock);
+    const left = Math.ceil(limits.minHoldUntil - now());
+    if (!wasHeld || left <= 0) return false;
+    const timeout = commandTimeoutFor(lock.ttl, this.options.commandTimeout);
+    const shape = shapeOf(lock);
+    const round =
+      shape?.kind === 'read'
+        ? shared.extendRead(this.roundContext(timeout), lock.keys, lock.value, String(left))
+        : shape?.kind === 'permit'
+          ? shared.extendPermit(this.roundContext(timeout), lock.keys[0], shape.limit, shape.slot, lock.value, String(left))
+          : voteRound(this.#masters, this.quorum, timeout, (m) => m.scripts.quorumLockExtend(lock.keys.length, ...lock.keys, lock.value, String(left)), () => true);
+    await round.decided;
+    return true;
   }
 
   /**
