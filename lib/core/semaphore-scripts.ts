@@ -9,7 +9,8 @@ import type { Redis } from 'ioredis';
 export const SEMAPHORE_LUA = {
   /**
    * KEYS: the n slot keys, then the limit key; ARGV: value, ttl, n, slot (1-based).
-   * Returns {1} = slot granted; {0, free} = slot held, `free` a string of '1'/'0' per slot;
+   * Returns {1, free} = slot granted; {0, free} = slot held; `free` is a string of '1'/'0' per slot
+   * (after the grant), so that a refused attempt can pick the slot free on the most masters;
    * {-1, held} = the holders here use another limit `held`.
    */
   acquire: `
@@ -19,16 +20,17 @@ local limit = KEYS[n + 1]
 local held = redis.call('get', limit)
 if held and held ~= ARGV[3] then return {-1, held} end
 local k = tonumber(ARGV[4])
+local granted = 0
 if redis.call('exists', KEYS[k]) == 0 then
   redis.call('set', KEYS[k], ARGV[1], 'PX', ttl)
   if redis.call('pttl', limit) < ttl then redis.call('set', limit, ARGV[3], 'PX', ttl) end
-  return {1}
+  granted = 1
 end
 local free = ''
 for i = 1, n do
   if redis.call('exists', KEYS[i]) == 1 then free = free .. '0' else free = free .. '1' end
 end
-return {0, free}`,
+return {granted, free}`,
   /** KEYS: the slot key, the limit key; ARGV: value, ttl, n. 1 = extended; 0 = the slot is not ours. */
   extend: `
 local ttl = tonumber(ARGV[2])

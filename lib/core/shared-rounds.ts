@@ -118,7 +118,7 @@ export async function permitAttempt(
     if (mismatch) return { round, won, slot, heldLimit: Number(mismatch[1]), cleanUp };
     const free = new Array<number>(limit).fill(0);
     for (const r of replies) {
-      if (r[0] === 0 && typeof r[1] === 'string') for (let i = 0; i < limit; i++) if (r[1][i] === '1') free[i]++;
+      if (typeof r[1] === 'string') for (let i = 0; i < limit; i++) if (r[1][i] === '1') free[i]++;
     }
     let next = -1;
     for (let i = 0; i < limit; i++)
