@@ -13,7 +13,8 @@ export { LeaderOnly, type LeaderOnlyOptions } from './decorators/leader-only.dec
 export { currentLock } from './core/lock-context.js';
 export type { LockKey } from './core/key-template.js';
 export type { MasterOutcome } from './core/votes.js';
-export { REDLOCK_DEFAULTS, type RedlockNode, type RedlockOptions, type RetryOptions } from './core/options.js';
+export { MAX_TTL, REDLOCK_DEFAULTS, type RedlockNode, type RedlockOptions, type RetryDelay, type RetryOptions } from './core/options.js';
+export { MAX_RESOURCES } from './core/resources.js';
 export * from './errors/index.js';
 export type { LockInspection, MasterHolding } from './core/inspect.js';
 export type { AcquireContext, AcquireOutcome, LockLostMessage, LockOperationContext } from './ops/diagnostics.js';

@@ -1,5 +1,6 @@
 import type { Redis, RedisOptions } from 'ioredis';
 import { RedlockConfigError } from '../errors/redlock-config.error.js';
+import { isWellFormed } from './resources.js';
 
 /**
  * One Redis master: a `redis://` / `rediss://` URL, ioredis connection options, or an ioredis
@@ -112,6 +113,10 @@ export interface ResolvedRedlockOptions extends Required<Omit<RedlockOptions, 'a
 /**
  * The largest TTL or timeout, in ms: 2^31−1 (about 24.8 days), the longest delay Node's timers
  * hold. A longer one would fire at once (with a `TimeoutOverflowWarning`), so it is refused.
+ *
+ * @example
+ * const ttl = Math.min(requested, MAX_TTL);
+ * @publicApi
  */
 export const MAX_TTL = 2 ** 31 - 1;
 
@@ -151,6 +156,8 @@ export function checkTtl(value: unknown, option = 'ttl'): number {
 
 const isBoolean = (value: unknown, option: string): boolean => (typeof value === 'boolean' ? value : refuse(option, 'must be true or false', value));
 const isString = (value: unknown, option: string): string => (typeof value === 'string' ? value : refuse(option, 'must be a string', value));
+const isPrefix = (value: unknown, option: string): string =>
+  isWellFormed(isString(value, option)) ? (value as string) : refuse(option, 'must be well-formed Unicode (no lone surrogates)', value);
 const isWholeMs = (value: unknown, option: string): number =>
   typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : refuse(option, 'must be a whole number of milliseconds >= 0', value);
 
@@ -170,7 +177,7 @@ export const REDLOCK_OPTIONS: { readonly [K in keyof ResolvedRedlockOptions]-?: 
         ? (value as RedlockNode[])
         : refuse(option, 'must list at least one Redis master (an odd number such as 3 or 5 is best)', value),
   },
-  keyPrefix: { default: 'lock:', shown: "`'lock:'`", doc: 'prepended to each resource name to form its key', check: isString },
+  keyPrefix: { default: 'lock:', shown: "`'lock:'`", doc: 'prepended to each resource name to form its key', check: isPrefix },
   ttl: {
     default: 10_000,
     shown: '`10000`',
@@ -246,7 +253,7 @@ export const REDLOCK_OPTIONS: { readonly [K in keyof ResolvedRedlockOptions]-?: 
     doc: 'issue `lock.fencingToken` with every lock (also per call and per `@Locked`). This costs one more round trip per acquisition. See [docs/fencing.md](docs/fencing.md)',
     check: isBoolean,
   },
-  fencingPrefix: { default: 'fence:', shown: "`'fence:'`", doc: 'prefix of the fencing counter keys; must not overlap `keyPrefix`', check: isString },
+  fencingPrefix: { default: 'fence:', shown: "`'fence:'`", doc: 'prefix of the fencing counter keys; must not overlap `keyPrefix`', check: isPrefix },
   fencingQuorum: {
     default: undefined,
     shown: 'majority',

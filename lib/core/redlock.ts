@@ -6,7 +6,7 @@ import { LockKeyError } from '../errors/lock-key.error.js';
 import { LockLostError } from '../errors/lock-lost.error.js';
 import { RedlockClosedError } from '../errors/redlock-closed.error.js';
 import { RedlockConfigError } from '../errors/redlock-config.error.js';
-import { acquireRound, type RoundContext } from './acquire-round.js';
+import { startAcquireRound, type AcquireAttempt, type AcquireRequest, type RoundContext } from './acquire-round.js';
 import { commandTimeoutFor, now, validUntilOf } from './clock.js';
 import { Lock, type LockIssuer } from './lock.js';
 import { lockHeldInChain, runWithLock } from './lock-context.js';
@@ -24,8 +24,9 @@ import {
 } from './options.js';
 import { Leadership, resolveLeadOptions, type Campaigner, type LeadOptions } from './leadership.js';
 import { startRenewal } from './renewal.js';
+import { checkResources } from './resources.js';
 import { RestartGuard } from './restart-guard.js';
-import { AttemptBudget } from './retry.js';
+import { AttemptBudget, OUT_OF_TIME } from './retry.js';
 import { quorumOf, voteRound, type MasterOutcome, type VoteRound } from './votes.js';
 import { releaseChannelOf, Wakeups } from './wakeups.js';
 import { inspectResource, type LockInspection } from './inspect.js';
@@ -57,6 +58,15 @@ interface AttemptOptions {
   readonly fencing: boolean;
 }
 
+/** An acquire attempt whose keys may be on the masters and that no lock owns yet. */
+interface InFlight extends AcquireAttempt {
+  readonly keys: readonly string[];
+  readonly value: string;
+  readonly timeout: number;
+  /** Its clean-up (compare-and-delete on every master), once started. */
+  cleanup?: Promise<void>;
+}
+
 /** Outcomes with a `timeout` for each master that has not answered. */
 function settledOutcomes(outcomes: readonly (MasterOutcome | undefined)[], masters: readonly Master[]): MasterOutcome[] {
   return outcomes.map((o, i) => o ?? { master: masters[i].label, status: 'timeout' as const });
@@ -85,6 +95,16 @@ export class Redlock implements LockIssuer, Campaigner {
   readonly #held = new Set<Lock>();
   /** Which lock of this instance holds each key: a waiter need not poll a lock held here, whose release wakes it directly. */
   readonly #heldKeys = new Map<string, Lock>();
+  /** The timer that stops tracking each held lock once its validity has lapsed (so an unreleased lock is garbage). */
+  readonly #lapseTimers = new WeakMap<Lock, NodeJS.Timeout>();
+  /** Each lock's release under way, so that concurrent `release()` calls all wait for the quorum. */
+  readonly #releases = new WeakMap<Lock, Promise<void>>();
+  /** Attempts under way, which `close()` cleans up before closing the connections. */
+  readonly #inFlight = new Set<InFlight>();
+  /** Clean-ups under way (abandoned and failed attempts), which `close()` waits for. */
+  readonly #cleanups = new Set<Promise<void>>();
+  #connecting: Promise<void> | undefined;
+  #connected = false;
   readonly #closing = new AbortController();
   /** Campaigns still running: close() resigns them before it releases anything else. */
   readonly #leaderships = new Set<Leadership>();
@@ -134,12 +154,20 @@ export class Redlock implements LockIssuer, Campaigner {
   inspect(resource: string): Promise<LockInspection> {
     const [name] = this.checkResources(resource);
     const { keyPrefix, fencingPrefix, fencing, commandTimeout, driftFactor } = this.options;
-    return inspectResource(this.#masters, this.quorum, commandTimeout, driftFactor, name, keyPrefix + name, fencingPrefix + name, fencing);
+    const read = (): Promise<LockInspection> =>
+      inspectResource(this.#masters, this.quorum, commandTimeout, driftFactor, name, keyPrefix + name, fencingPrefix + name, fencing);
+    return this.#connected ? read() : this.connect().then(read); // used before connect(): connect first
   }
 
-  /** Opens the connections the library owns, waiting up to `connectTimeout`; masters still down are retried in the background. */
+  /**
+   * Opens the connections the library owns, waiting up to `connectTimeout`; masters still down are
+   * retried in the background. Optional: the first acquisition connects (within its own budget)
+   * when this was not called, but calling it at start-up moves that wait out of the first request.
+   */
   connect(): Promise<void> {
-    return connectMasters(this.#masters, this.options.connectTimeout);
+    return (this.#connecting ??= connectMasters(this.#masters, this.options.connectTimeout).then(() => {
+      this.#connected = true;
+    }));
   }
 
   /**
@@ -267,17 +295,10 @@ export class Redlock implements LockIssuer, Campaigner {
   }
 
   private checkResources(resources: string | readonly string[]): string[] {
-    const list = typeof resources === 'string' ? [resources] : resources;
-    if (!Array.isArray(list) || list.length === 0) {
-      throw new LockKeyError('`resources` must be a non-empty resource name or a non-empty array of them.');
-    }
-    for (const [i, r] of list.entries()) {
-      if (typeof r !== 'string' || r.length === 0) {
-        throw new LockKeyError(`\`resources${typeof resources === 'string' ? '' : `[${i}]`}\` must be a non-empty string; got ${r === '' ? 'an empty string' : typeof r}.`);
-      }
-    }
-    return list.length === 1 ? [list[0]] : [...new Set(list)];
+    return checkResources(resources);
   }
+
+
 
   /**
    * The attempt loop: an acquire round per attempt, under the attempt budget (retry policy,
@@ -293,26 +314,44 @@ export class Redlock implements LockIssuer, Campaigner {
     const queue = { wakeups: this.#wakeups, keys, heldHere: () => this.heldHere(keys) };
     const budget = new AttemptBudget(options.retry, queue, options.signal, this.#closing.signal);
     try {
+      // Used before connect(): connect now, within the budget (masters still down keep reconnecting).
+      if (!this.#connected) await budget.bound(this.connect());
       for (;;) {
         await budget.nextAttempt();
-        const value = randomBytes(16).toString('base64url');
-        const result = await acquireRound(context, { keys, counters, value, ttl });
+        const attempt = this.startAttempt(context, { keys, counters, value: randomBytes(16).toString('base64url'), ttl });
+        // The caller's signal, close() and acquireTimeout end the wait at once, even while masters
+        // hang; the attempt's keys are then removed in the background (close() waits for that).
+        const result = await budget.bound(attempt.result).catch((stop: unknown) => {
+          void this.cleanUp(attempt);
+          throw stop;
+        });
+        if (result === OUT_OF_TIME) {
+          void this.cleanUp(attempt);
+          throw LockAcquisitionError.of({
+            resources,
+            attempts: budget.attempts,
+            outcomes: settledOutcomes(attempt.round.outcomes, this.#masters),
+            reason: 'timeout',
+            budget: budget.spent,
+          });
+        }
         noteAttempt(budget.attempts, result.start, result.round.outcomes);
         const validUntil = validUntilOf(result.start, ttl, driftFactor);
         if (result.outcome === 'granted' && validUntil > now()) {
           if (budget.stopped) {
-            void this.releaseKeys(keys, value, context.timeout, true);
+            void this.cleanUp(attempt, true);
             budget.throwIfStopped();
           }
-          const lock = new Lock(this, resources, keys, value, ttl, validUntil, result.token);
+          this.#inFlight.delete(attempt);
+          const lock = new Lock(this, resources, keys, attempt.value, ttl, validUntil, result.token);
           this.track(lock);
           return lock;
         }
         // Failed: release on ALL masters, the ones that said no or timed out included (silently: nothing was free).
-        const released = this.releaseKeys(keys, value, context.timeout, false);
+        const released = this.cleanUp(attempt);
         if (budget.exhausted) {
           const spent = budget.spent;
-          await Promise.all([released.settled, result.round.settled]);
+          await budget.bound(Promise.all([released, result.round.settled])); // every outcome, unless time is up
           budget.throwIfStopped();
           throw LockAcquisitionError.of({
             resources,
@@ -328,6 +367,29 @@ export class Redlock implements LockIssuer, Campaigner {
     }
   }
 
+  /** Sends an acquire round and records it as in flight until a lock owns its keys or it is cleaned up. */
+  private startAttempt(context: RoundContext, request: AcquireRequest): InFlight {
+    const attempt: InFlight = { ...startAcquireRound(context, request), keys: request.keys, value: request.value, timeout: context.timeout };
+    this.#inFlight.add(attempt);
+    return attempt;
+  }
+
+  /**
+   * Removes what an attempt may have written: compare-and-delete on every master, sent after the
+   * attempt's own commands on each connection, so it lands after them even on a master that hangs
+   * now and answers later. Idempotent; never rejects; `close()` waits for it.
+   */
+  private cleanUp(attempt: InFlight, announce = false): Promise<void> {
+    this.#inFlight.delete(attempt);
+    if (!attempt.cleanup) {
+      const done = this.releaseKeys(attempt.keys, attempt.value, attempt.timeout, announce).settled;
+      this.#cleanups.add(done);
+      void done.then(() => this.#cleanups.delete(done));
+      attempt.cleanup = done;
+    }
+    return attempt.cleanup;
+  }
+
   private roundContext(timeout: number): RoundContext {
     return { masters: this.#masters, quorum: this.quorum, timeout, fencingQuorum: this.options.fencingQuorum, trusts: this.#trusts };
   }
@@ -335,11 +397,28 @@ export class Redlock implements LockIssuer, Campaigner {
   private track(lock: Lock): void {
     this.#held.add(lock);
     for (const key of lock.keys) this.#heldKeys.set(key, lock);
+    this.watchLapse(lock);
+  }
+
+  /**
+   * Stops tracking a lock once its validity has lapsed (an extension moves the check on), so that
+   * a lock never released (`tryAcquire` and let it expire) does not stay reachable until `close()`.
+   */
+  private watchLapse(lock: Lock): void {
+    const timer = setTimeout(() => {
+      if (!this.#held.has(lock)) return;
+      if (lock.isHeld) this.watchLapse(lock);
+      else this.untrack(lock);
+    }, Math.ceil(lock.validity) + 1);
+    timer.unref();
+    this.#lapseTimers.set(lock, timer);
   }
 
   private untrack(lock: Lock): void {
     this.#held.delete(lock);
     for (const key of lock.keys) if (this.#heldKeys.get(key) === lock) this.#heldKeys.delete(key);
+    clearTimeout(this.#lapseTimers.get(lock));
+    this.#lapseTimers.delete(lock);
   }
 
   private heldHere(keys: readonly string[]): boolean {
@@ -401,8 +480,16 @@ export class Redlock implements LockIssuer, Campaigner {
     publishLost(lock, reason);
   }
 
-  private async releaseNow(lock: Lock): Promise<void> {
-    if (!lock.markReleased()) return;
+  private releaseNow(lock: Lock): Promise<void> {
+    const pending = this.#releases.get(lock);
+    if (pending) return pending; // a concurrent release() resolves with the first, once a quorum confirmed
+    if (!lock.markReleased()) return Promise.resolve();
+    const releasing = this.releaseOnMasters(lock);
+    this.#releases.set(lock, releasing);
+    return releasing;
+  }
+
+  private async releaseOnMasters(lock: Lock): Promise<void> {
     this.untrack(lock);
     const round = this.releaseKeys(lock.keys, lock.value, commandTimeoutFor(lock.ttl, this.options.commandTimeout), true);
     noteOutcomes(round.outcomes);
@@ -435,15 +522,20 @@ export class Redlock implements LockIssuer, Campaigner {
     if (this.#closing.signal.aborted) return;
     await Promise.all([...this.#leaderships].map((leadership) => leadership.resign()));
     this.#closing.abort(new RedlockClosedError());
+    // Attempts in flight reject with RedlockClosedError; what they wrote is removed on every master first.
+    for (const attempt of [...this.#inFlight]) void this.cleanUp(attempt);
     const held = [...this.#held];
-    this.#held.clear();
-    this.#heldKeys.clear();
-    await Promise.all(
-      held.map((lock) => {
+    for (const lock of held) this.untrack(lock);
+    await Promise.all([
+      ...held.map((lock) => {
         lock.markLost(LockLostError.shutdown(lock.resources));
-        return this.releaseKeys(lock.keys, lock.value, this.options.commandTimeout, true).settled;
+        lock.markReleased();
+        const released = this.releaseKeys(lock.keys, lock.value, this.options.commandTimeout, true).settled;
+        this.#releases.set(lock, released);
+        return released;
       }),
-    );
+      ...this.#cleanups,
+    ]);
     this.#wakeups.close();
     this.#guard?.dispose();
     closeMasters(this.#masters);
