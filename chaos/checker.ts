@@ -1,17 +1,35 @@
 /**
  * The checker: pure functions over one phase's history. All times are on the shared clock.
  *
- * A holder's lock window is [start, min(end, abortedAt, deadline)]: from the first instruction under
- * the lock to the last, cut short when the library said the lock was lost (the signal aborted) or when
- * the validity the library computed ran out. Mutual exclusion is violated when two windows on one
- * resource overlap: the lock service granted a lock that another holder was still entitled to trust.
- * A holder that keeps working after its window (a paused process) is not a lock-service violation;
- * it is the stale-writer case that fencing must catch, and is counted separately.
+ * The oracle does not read the library's `validity` or `signal`. A holder's window is
+ * [start, min(end, bound)], where `bound` comes from the masters' own history (history.ts): the
+ * attempt began no later than the first master executed a command carrying its lock value (less any
+ * link delay the nemesis added), so the holder is entitled to at most that instant + TTL − drift;
+ * each `extend()` call, stamped by the harness before the call, moves the bound to its stamp + TTL −
+ * drift only if a quorum of masters renewed the value after that stamp. Mutual exclusion is violated
+ * when two holders' windows on one resource overlap while both were running.
+ *
+ * A violation is excused ("beyond tolerance") only by a cause the history shows: the first holder's
+ * value held the key on exactly a bare quorum and the fault removed it from one of those masters
+ * (deleted or evicted), or the restart guard was off and a master holding it was wiped. Everything
+ * else fails the run, as do the other checks listed in `PhaseCheck.problems`.
  */
+import { analyseHistory, mastersHolding, mastersRenewing, type HistoryAnalysis } from './history.js';
 import type { PhaseResult } from './phase.js';
 import type { ClientPause, FaultBand, SectionRecord } from './types.js';
 
+/** The window the library itself reported (validity, signal): only for pictures, never for verdicts. */
 export const windowEnd = (s: SectionRecord): number => Math.min(s.end, s.abortedAt ?? Infinity, s.deadline);
+
+/** TTL − drift, as the docs define validity (driftFactor 0.01, plus 2 ms). */
+export const validityOf = (ttl: number): number => ttl - ttl * 0.01 - 2;
+
+/** One failed check: what fails the run (and names the check, for the mutants' report). */
+export interface Problem {
+  check: string;
+  count: number;
+  detail: string;
+}
 
 export interface Violation {
   resource: string;
@@ -19,6 +37,8 @@ export interface Violation {
   second: { id: string; start: number; windowEnd: number; token?: number };
   overlapMs: number;
   band?: FaultBand;
+  /** The cause the masters' history shows, when it is one the docs name (then `expected`). */
+  cause?: string;
   expected: boolean;
 }
 
@@ -93,6 +113,33 @@ export interface PhaseCheck {
   unavailability: { worstGapMs: number; client?: string; from?: number; band?: FaultBand };
   liveness: { probes: number; failed: string[]; maxLatencyMs: number; bound: number; overBound: number };
   keys: { afterClose: number; afterTtl: number; details: string[] };
+  /** The independent oracle's own findings (history.ts). */
+  oracle: {
+    /** Sections whose lock value no master was ever seen to hold. */
+    unconfirmed: number;
+    /** Sections whose value was held by fewer than a quorum of masters between the first command and the grant. */
+    noMajority: number;
+    /** Sections that began after their bound (the library handed out a lock already expired). */
+    grantedAfterWindow: number;
+    /** Sections that passed their signal check after their bound: explained by a pause/stall of that client, or not. */
+    checkAfterWindow: { explained: number; unexplained: number };
+    /** Extensions the library reported done that no quorum of masters confirmed. */
+    unconfirmedExtensions: number;
+    /** Lua deletes/renewals of a key holding another value (a release or extend without the value check). */
+    foreignWrites: number;
+    /** Keys of failed attempts left to expire, outside any fault. */
+    orphanKeys: number;
+    /** Locks lost with no fault and no pause of the holder to explain it. */
+    unexplainedLosses: number;
+    /** Sections recorded vs reported by each client. */
+    records: { reported: number; recorded: number; mismatched: string[] };
+    /** Removals of held keys by cause, with how many were from a bare quorum. */
+    removals: { cause: string; count: number; bareQuorum: number }[];
+    /** Commands the history recorded for this phase's keys. */
+    events: number;
+  };
+  /** Everything that fails the run. */
+  problems: Problem[];
 }
 
 /** The band a time belongs to: the latest band that started at or before it, up to `tail` ms after it healed. */
@@ -128,7 +175,50 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
   }
   for (const list of byResource.values()) list.sort((a, b) => a.start - b.start);
 
-  // Mutual exclusion.
+  // The independent oracle: each section's bound, from the masters' history.
+  const ttl = result.ttl;
+  const validity = validityOf(ttl);
+  const history: HistoryAnalysis = analyseHistory(result.masterEvents ?? [], result.masterCount);
+  const keyOf = (s: SectionRecord) => `lock:${s.resource}`;
+  const delayAt = (client: string, t: number) =>
+    Math.max(0, ...bands.filter((b) => b.delayMs && (b.clients.length === 0 || b.clients.includes(client)) && b.start - 50 <= t && t <= (b.healedAt || b.end) + 50).map((b) => 2 * b.delayMs!));
+  const bounds = new Map<string, number>();
+  let unconfirmed = 0;
+  let noMajority = 0;
+  let unconfirmedExtensions = 0;
+  for (const s of sections) {
+    const first = history.firstSeen.get(s.value);
+    if (first === undefined) {
+      unconfirmed++;
+      bounds.set(s.id, -Infinity);
+      continue;
+    }
+    if (mastersHolding(history, keyOf(s), s.value, first, s.start + 5).size < quorum) noMajority++; // 5 ms: stamps of two clocks
+    let bound = first - delayAt(s.client, first) + validity;
+    for (const ext of s.extensions ?? []) {
+      if (ext.at >= bound) break; // a lapsed lock is never revived
+      const renewedBy = mastersRenewing(history, keyOf(s), s.value, ext.at, ext.at + ttl).size;
+      if (renewedBy >= quorum) bound = Math.max(bound, ext.at + validity);
+      else if (ext.ok) unconfirmedExtensions++;
+    }
+    bounds.set(s.id, bound);
+  }
+  const oracleEnd = (s: SectionRecord) => Math.min(s.end, bounds.get(s.id)!);
+
+  /** The documented cause of a second holder, if the masters' history shows one. */
+  const causeOf = (a: SectionRecord, s: SectionRecord): string | undefined => {
+    const from = history.firstSeen.get(a.value) ?? a.requestedAt;
+    for (const r of history.removals) {
+      if (r.key !== keyOf(a) || r.value !== a.value || r.t < from || r.t > s.start) continue;
+      if ((r.cause === 'nemesis-del' || r.cause === 'evicted') && r.heldOnBefore <= quorum) {
+        return `${a.id} held the key on exactly ${r.heldOnBefore} of ${result.masterCount} masters (a bare quorum) and m${r.m + 1} lost it (${r.cause === 'evicted' ? 'evicted' : 'deleted: clock-jump stand-in'})`;
+      }
+      if (r.cause === 'wiped' && !result.spec.guard) return `restart guard off: m${r.m + 1}, which held ${a.id}'s key, restarted empty`;
+    }
+    return undefined;
+  };
+
+  // Mutual exclusion: two holders' independently bounded windows overlap while both run.
   const violations: Violation[] = [];
   let workedPastWindow = 0;
   for (const [resource, list] of byResource) {
@@ -136,22 +226,69 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
     for (const s of list) {
       for (let i = active.length - 1; i >= 0; i--) if (active[i].end <= s.start) active.splice(i, 1);
       for (const a of active) {
-        const aEnd = windowEnd(a);
-        const sEnd = windowEnd(s);
+        const aEnd = oracleEnd(a);
+        const sEnd = oracleEnd(s);
         if (aEnd > s.start && sEnd > s.start) {
-          const band = bandAt(bands, s.start);
+          const cause = causeOf(a, s);
           violations.push({
             resource,
             first: { id: a.id, start: a.start, windowEnd: aEnd, token: a.fencingToken },
             second: { id: s.id, start: s.start, windowEnd: sEnd, token: s.fencingToken },
             overlapMs: Math.min(aEnd, sEnd) - s.start,
-            band,
-            expected: Boolean(band?.beyond),
+            band: bandAt(bands, s.start),
+            cause,
+            expected: cause !== undefined,
           });
         } else if (a.end > s.start) workedPastWindow++;
       }
       active.push(s);
     }
+  }
+
+  // Work past the window: a grant already expired, or a signal check passed after the bound.
+  const stoppedAcross = (client: string, from: number, to: number) => result.pauses.find((p) => p.client === client && p.start <= to && p.end >= from);
+  let grantedAfterWindow = 0;
+  const checkAfterWindow = { explained: 0, unexplained: 0 };
+  for (const s of sections) {
+    const bound = bounds.get(s.id)!;
+    if (bound === -Infinity) continue;
+    if (s.start > bound + 1) grantedAfterWindow++;
+    else if (!s.abortedAtCheck && s.checkedAt > bound + 1) {
+      if (stoppedAcross(s.client, bound - 100, s.checkedAt)) checkAfterWindow.explained++;
+      else checkAfterWindow.unexplained++;
+    }
+  }
+
+  // Keys of failed attempts left to expire (a correct client deletes them on every master), outside faults.
+  const sectionValues = new Set(sections.map((s) => s.value));
+  const nearFault = (t: number) => bands.some((b) => b.start - 200 <= t && t <= (b.healedAt || b.end || Infinity) + 2 * ttl) || result.pauses.some((p) => p.start - 200 <= t && t <= p.end + 2 * ttl);
+  let orphanKeys = 0;
+  for (const [value, holdings] of history.byValue) {
+    if (sectionValues.has(value)) continue;
+    for (const h of holdings) if (h.end === 'expired' && !h.key.includes(':probe:') && h.from < result.runTo && !nearFault(h.from)) orphanKeys++;
+  }
+
+  // Locks lost with nothing to explain it (renewal must keep a lock while the masters answer).
+  let unexplainedLosses = 0;
+  for (const s of sections) {
+    if (s.outcome !== 'lost' && s.abortedAt === undefined) continue;
+    if (s.settledAt > result.runTo) continue; // shutdown
+    const until = s.abortedAt ?? s.settledAt;
+    if (bands.some((b) => b.start - 200 <= until && s.start <= (b.healedAt || b.end || Infinity) + 2 * ttl)) continue;
+    if (stoppedAcross(s.client, s.start - ttl, until)) continue;
+    unexplainedLosses++;
+  }
+
+  // Every section each client ran was recorded.
+  const recordedBy = new Map<string, number>();
+  for (const s of sections) recordedBy.set(s.client, (recordedBy.get(s.client) ?? 0) + 1);
+  const mismatched = Object.entries(result.clientCycles ?? {}).filter(([c, n]) => (recordedBy.get(c) ?? 0) !== n).map(([c, n]) => `${c}: reported ${n}, recorded ${recordedBy.get(c) ?? 0}`);
+  const removalsByCause = new Map<string, { cause: string; count: number; bareQuorum: number }>();
+  for (const r of history.removals) {
+    const e = removalsByCause.get(r.cause) ?? { cause: r.cause, count: 0, bareQuorum: 0 };
+    e.count++;
+    if (r.heldOnBefore <= quorum) e.bareQuorum++;
+    removalsByCause.set(r.cause, e);
   }
 
   // Fencing tokens: strictly increasing in section-start order, per resource.
@@ -221,7 +358,7 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
   let writesAfterWindowRejected = 0;
   let writesAfterWindowAccepted = 0;
   for (const s of sections) {
-    if (s.wroteAt !== undefined && s.wroteAt > windowEnd(s)) {
+    if (s.wroteAt !== undefined && s.wroteAt > oracleEnd(s)) {
       writesAfterWindow++;
       if (s.commit === 'rejected') writesAfterWindowRejected++;
       if (s.commit === 'accepted') writesAfterWindowAccepted++;
@@ -291,6 +428,35 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
   });
 
   const otherFailures = result.failures.filter((f) => f.kind === 'other');
+  const unexpectedViolations = violations.filter((v) => !v.expected);
+  const unexpectedStale = staleAcceptedFenced.filter((w) => !w.expected);
+  const unexpectedInv = inversions.filter((i) => !i.expected);
+  // A timer cannot fire at an exact instant: up to 5 ms past the deadline is reported, not failed.
+  const lateUnexplained = late.filter((l) => l.why.startsWith('unexplained') && l.lateMs > 5);
+  const problems: Problem[] = [];
+  const fail = (check: string, count: number, detail: string) => {
+    if (count > 0) problems.push({ check, count, detail });
+  };
+  const v0 = unexpectedViolations[0];
+  fail('mutual exclusion', unexpectedViolations.length, v0 ? `e.g. ${v0.resource}: ${v0.first.id} and ${v0.second.id} overlapped ${v0.overlapMs.toFixed(1)} ms, no documented cause` : '');
+  fail('grant without a majority', noMajority, 'a section ran under a lock value that fewer than a quorum of masters ever held');
+  fail('grant never seen by a master', unconfirmed, 'a section ran under a lock value no master was seen to hold');
+  fail('granted after its window', grantedAfterWindow, 'the library handed out a lock whose independently bounded validity had already ended');
+  fail('work past the window', checkAfterWindow.unexplained, 'a client that was not paused passed its signal check after its window');
+  fail('extension not confirmed by the masters', unconfirmedExtensions, 'extend() resolved but no quorum of masters renewed the value');
+  fail('release or extend of another holder\'s key', history.foreignWrites.length, 'a script deleted or renewed a key that held another value');
+  fail('failed attempt left its keys', orphanKeys, 'keys of a failed attempt expired on a master instead of being deleted, with no fault near');
+  fail('lock lost without a fault', unexplainedLosses, 'a lock was lost (signal aborted) with no fault and no pause of its holder');
+  fail('late lock-loss delivery', lateUnexplained.length, lateUnexplained[0]?.why ?? '');
+  fail('stale fenced write accepted', unexpectedStale.length, 'the fenced register accepted a write after a later holder\'s, no counter lost');
+  fail('fencing-token inversion', unexpectedInv.length, 'a later holder got a token not above the earlier one, no counter lost');
+  fail('fencing tokens missing', tokensMissing, 'a fenced section had no token');
+  fail('liveness probe failed', failed.length, failed[0] ?? '');
+  fail('liveness probe over its bound', overBound, `bound ${result.bound} ms after healing`);
+  fail('records lost', mismatched.length, mismatched.join('; '));
+  fail('unknown register entries', unknownLogEntries, 'the register logged a section no client recorded');
+  fail('lock keys left after release', afterTtl.length, afterTtl.length ? details.find((d) => d.startsWith('after-ttl')) ?? '' : '');
+  fail('unexpected acquisition errors', otherFailures.length, otherFailures[0]?.message ?? '');
   return {
     phase: result.phase,
     cycles: {
@@ -307,7 +473,7 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
       otherMessages: [...new Set(otherFailures.map((f) => f.message))].slice(0, 5),
     },
     violations,
-    unexpectedViolations: violations.filter((v) => !v.expected).length,
+    unexpectedViolations: unexpectedViolations.length,
     workedPastWindow,
     fencing: {
       tokensMissing,
@@ -329,5 +495,19 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
     unavailability,
     liveness: { probes: result.probes.length, failed, maxLatencyMs, bound: result.bound, overBound },
     keys: { afterClose: afterClose.length, afterTtl: afterTtl.length, details },
+    oracle: {
+      unconfirmed,
+      noMajority,
+      grantedAfterWindow,
+      checkAfterWindow,
+      unconfirmedExtensions,
+      foreignWrites: history.foreignWrites.length,
+      orphanKeys,
+      unexplainedLosses,
+      records: { reported: Object.values(result.clientCycles ?? {}).reduce((a, b) => a + b, 0), recorded: sections.length, mismatched },
+      removals: [...removalsByCause.values()],
+      events: (result.masterEvents ?? []).length,
+    },
+    problems,
   };
 }

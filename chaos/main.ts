@@ -245,6 +245,7 @@ async function main(): Promise<number> {
           `token inversions ${check.fencing.inversions.length}, stale fenced accepted ${check.fencing.staleAcceptedFenced.length} (unfenced ${check.fencing.staleAcceptedUnfenced}), ` +
           `delivery ${check.delivery.onTime}/${check.delivery.cases}, keys left ${check.keys.afterTtl}, ${((sharedNow() - phaseStart) / 1000).toFixed(0)} s`,
       );
+      for (const p of check.problems) console.log(`  FAIL ${p.check}: ${p.count} (${p.detail})`);
       if (interrupted) return 130;
     }
   } finally {
@@ -285,11 +286,7 @@ async function main(): Promise<number> {
   if (clock.sharedOutOfOrder) problems.push(`the shared clock was out of order in ${clock.sharedOutOfOrder} pings`);
   for (const { result: r, check: c } of rows) {
     const name = `${r.spec.id} ${phaseTitle(r)}`;
-    if (c.unexpectedViolations) problems.push(`${name}: ${c.unexpectedViolations} unexpected mutual-exclusion violations`);
-    if (c.fencing.unexpectedStaleFenced) problems.push(`${name}: ${c.fencing.unexpectedStaleFenced} stale fenced writes accepted`);
-    if (c.fencing.unexpectedInversions) problems.push(`${name}: ${c.fencing.unexpectedInversions} fencing-token inversions`);
-    if (c.keys.afterTtl) problems.push(`${name}: ${c.keys.afterTtl} lock keys outlived their release`);
-    if (c.liveness.failed.length) problems.push(`${name}: ${c.liveness.failed.length} liveness probes failed`);
+    for (const p of c.problems) problems.push(`${name}: ${p.check}: ${p.count} (${p.detail})`);
   }
   console.log(`\nchaos: ${rows.reduce((a, r) => a + r.check.cycles.total, 0)} cycles in ${(durationMs / 1000).toFixed(0)} s; report: ${join(args.out, 'chaos-report.md')}`);
   for (const p of problems) console.log(`  FAIL ${p}`);

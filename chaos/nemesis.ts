@@ -6,6 +6,7 @@ import { Redis } from 'ioredis';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RedisMaster } from '../tools/redis-masters.js';
 import { sharedNow } from './clock.js';
+import type { MasterHistory } from './history.js';
 import type { Fault, ProxyFarm } from './proxy.js';
 import type { ClientPause, FaultBand, ProbeRecord, SectionRecord, FailureRecord } from './types.js';
 import type { WorkloadConfig } from './workload.js';
@@ -115,6 +116,8 @@ export class Cluster {
    * Set by main.ts with a Redlock from the built package; unset under Jest.
    */
   guardObserver: ((masters: readonly number[], since: number) => Promise<{ master: number; ms: number | null }[]>) | undefined;
+  /** The masters' history of the current phase (phase.ts sets it): told when a master is wiped, re-attached after a restart. */
+  history: MasterHistory | undefined;
 
   constructor(
     readonly masters: readonly RedisMaster[],
@@ -129,9 +132,11 @@ export class Cluster {
   /** Resolves to the instant the restart began (the new servers started after it). */
   async killAndRestart(indices: readonly number[], downMs: number): Promise<number> {
     await Promise.all(indices.map((i) => this.masters[i].kill()));
+    for (const i of indices) this.history?.wiped(i);
     if (downMs > 0) await sleep(downMs);
     const restartAt = sharedNow();
     await Promise.all(indices.map((i) => this.masters[i].restart()));
+    await Promise.all(indices.map((i) => this.history?.attach(i)));
     return restartAt;
   }
 
@@ -173,7 +178,11 @@ export class Cluster {
   async healAll(): Promise<void> {
     this.farm.healAll();
     this.resume(this.masters.map((_, i) => i));
-    await Promise.all(this.masters.map((m) => (m.pid === undefined ? m.restart() : undefined)));
+    await Promise.all(this.masters.map(async (m, i) => {
+      if (m.pid !== undefined) return;
+      await m.restart();
+      await this.history?.attach(i);
+    }));
   }
 
   /** Waits until every master has been up for `seconds` (the restart guard's window, rounded up). */

@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { sharedNow } from './clock.js';
 import { quietAfter, schedules, type ClientHandle, type Cluster, type FaultKind, type NemesisContext } from './nemesis.js';
 import type { FencedRegister } from './register.js';
+import { MasterHistory } from './history.js';
 import type { ClientPause, FaultBand, KeyLeft, PhaseHistory, ProbeRecord } from './types.js';
 import type { WorkloadConfig } from './workload.js';
 
@@ -41,6 +42,8 @@ export interface PhaseResult extends PhaseHistory {
   runTo: number;
   cycles: number;
   masterCount: number;
+  ttl: number;
+  commandTimeout: number;
 }
 
 export async function runPhase(
@@ -64,7 +67,13 @@ export async function runPhase(
     registerLogs: new Map(),
     startedAt: sharedNow(),
     endedAt: 0,
+    masterEvents: [],
+    clientCycles: {},
   };
+  // The masters' own history of this phase's lock keys, recorded before any client starts.
+  const masterHistory = new MasterHistory(cluster.masters.map((m) => m.url), `lock:${spec.id}:`);
+  await masterHistory.start();
+  cluster.history = masterHistory;
   const sink = { section: (r: PhaseHistory['sections'][number]) => history.sections.push(r), failure: (r: PhaseHistory['failures'][number]) => history.failures.push(r) };
   await Promise.all(
     clients.map(async (c) =>
@@ -97,7 +106,9 @@ export async function runPhase(
     for (const c of clients) c.continueProcess?.();
   }
   const runTo = sharedNow();
-  const cycles = (await Promise.all(clients.map((c) => c.stop()))).reduce((a, b) => a + b, 0);
+  const perClient = await Promise.all(clients.map((c) => c.stop()));
+  clients.forEach((c, i) => (history.clientCycles[c.id] = perClient[i]));
+  const cycles = perClient.reduce((a, b) => a + b, 0);
   history.endedAt = sharedNow();
 
   // No lock key may outlive its release: every client has released and closed by now.
@@ -115,5 +126,9 @@ export async function runPhase(
     await scan('after-ttl');
   }
   history.registerLogs = await register.logs(`${spec.id}:`);
-  return { ...history, spec, bound, runFrom, runTo, cycles, masterCount: cluster.size };
+  await sleep(50); // the last MONITOR lines in flight
+  masterHistory.stop();
+  cluster.history = undefined;
+  history.masterEvents = masterHistory.events;
+  return { ...history, spec, bound, runFrom, runTo, cycles, masterCount: cluster.size, ttl: settings.ttl, commandTimeout: settings.commandTimeout };
 }

@@ -21,6 +21,11 @@ export interface SectionRecord {
   start: number;
   /** After the commit (or after deciding not to commit): the section's last act under the lock. */
   end: number;
+  /**
+   * Each call to `lock.extend()` (the renewal's included), stamped by the harness BEFORE the call,
+   * and whether the call resolved. The checker counts an extension only if the masters confirm it.
+   */
+  extensions: { at: number; ok: boolean }[];
   /** The lock's validity deadline as the library last knew it (updated after each extension). */
   deadline: number;
   /** When the lock's signal aborted, if it did. */
@@ -102,6 +107,8 @@ export interface FaultBand {
    * it was never seen distrusting it.
    */
   guardTrustedAfter?: { master: number; ms: number | null }[];
+  /** Proxy faults that delay links: the added latency each way, ms (the oracle allows for it). */
+  delayMs?: number;
   /** For faults aimed at a fresh hot lock: on how many masters that lock's key was. */
   heldOn?: number;
 }
@@ -113,6 +120,8 @@ export interface ClientPause {
   start: number;
   end: number;
   targeted: boolean;
+  /** 'sigstop' (the harness stopped the process) or 'stall' (the client blocked its own event loop). */
+  kind?: 'sigstop' | 'stall';
 }
 
 /** Lock keys found on the masters after every client released and closed. */
@@ -139,4 +148,8 @@ export interface PhaseHistory {
   registerLogs: Map<string, { fenced: { token: number; section: string }[]; unfenced: string[] }>;
   startedAt: number;
   endedAt: number;
+  /** The masters' history of this phase's keys (history.ts). */
+  masterEvents: import('./history.js').MasterEvent[];
+  /** How many sections each client said it ran (to compare with the records received). */
+  clientCycles: Record<string, number>;
 }

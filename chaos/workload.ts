@@ -107,8 +107,11 @@ export function createWorkload(lib: Lib, config: WorkloadConfig, hooks: Workload
       configurable: true,
       writable: true,
       value: async (newTtl?: number) => {
+        const ext = { at: sharedNow(), ok: false };
+        rec.extensions!.push(ext);
         try {
           await extend(newTtl);
+          ext.ok = true;
         } finally {
           track();
         }
@@ -217,6 +220,7 @@ export function createWorkload(lib: Lib, config: WorkloadConfig, hooks: Workload
         requestedAt: sharedNow(),
         stoppedEarly: false,
         pausedBeforeWrite: false,
+        extensions: [],
       };
       const plan: Plan = { hot, chunks, gapMs: hot ? 1 : 0, rec };
       try {

@@ -8,7 +8,8 @@
 const REGISTRY = Symbol.for('nestjs-quorum-lock.loaded-formats');
 
 /** The format of this copy: `module` and `exports` exist only in a CommonJS module's scope. */
-export const PACKAGE_FORMAT: 'commonjs' | 'esm' = typeof module === 'object' && typeof exports === 'object' ? 'commonjs' : 'esm';
+export const PACKAGE_FORMAT: 'commonjs' | 'esm' =
+  typeof module === 'object' && typeof exports === 'object' ? 'commonjs' : 'esm';
 
 /** The warning's code, for `process.on('warning')` or `--no-deprecation`-style filtering. */
 export const DUAL_PACKAGE_WARNING = 'NESTJS_QUORUM_LOCK_DUAL_PACKAGE';

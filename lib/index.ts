@@ -6,7 +6,8 @@ export {
 } from './redlock.module-definition.js';
 export { RedlockService } from './redlock.service.js';
 export { Locked, type LockedOptions } from './decorators/index.js';
-export { Redlock, type AcquireOptions } from './core/redlock.js';
+export { Redlock, type AcquireOptions, type TryAcquireOptions } from './core/redlock.js';
+export { lockModeOf, type LockMode, type LockModeOptions } from './core/lock-mode.js';
 export { Lock } from './core/lock.js';
 export { Leadership, type LeadOptions } from './core/leadership.js';
 export { LeaderOnly, type LeaderOnlyOptions } from './decorators/leader-only.decorator.js';
@@ -16,5 +17,6 @@ export type { MasterOutcome } from './core/votes.js';
 export { MAX_TTL, REDLOCK_DEFAULTS, type RedlockNode, type RedlockOptions, type RetryDelay, type RetryOptions } from './core/options.js';
 export { MAX_RESOURCES } from './core/resources.js';
 export * from './errors/index.js';
+export * from './filters/index.js';
 export type { LockInspection, MasterHolding } from './core/inspect.js';
 export type { AcquireContext, AcquireOutcome, LockLostMessage, LockOperationContext } from './ops/diagnostics.js';

@@ -6,7 +6,8 @@ import { LockKeyError } from '../errors/lock-key.error.js';
 import { LockLostError } from '../errors/lock-lost.error.js';
 import { RedlockClosedError } from '../errors/redlock-closed.error.js';
 import { RedlockConfigError } from '../errors/redlock-config.error.js';
-import { startAcquireRound, type AcquireAttempt, type AcquireRequest, type RoundContext } from './acquire-round.js';
+import { quote } from '../errors/quote.js';
+import { startAcquireRound, type AcquireRequest, type RoundContext, type RoundResult } from './acquire-round.js';
 import { commandTimeoutFor, now, validUntilOf } from './clock.js';
 import { Lock, type LockIssuer } from './lock.js';
 import { lockHeldInChain, runWithLock } from './lock-context.js';
@@ -29,7 +30,10 @@ import { RestartGuard } from './restart-guard.js';
 import { AttemptBudget, OUT_OF_TIME } from './retry.js';
 import { quorumOf, voteRound, type MasterOutcome, type VoteRound } from './votes.js';
 import { releaseChannelOf, Wakeups } from './wakeups.js';
+import { checkLockMode, coversRequest, setShape, shapeOf, type LockModeOptions, type RequestedShape } from './lock-mode.js';
+import * as shared from './shared-rounds.js';
 import { inspectResource, type LockInspection } from './inspect.js';
+import { startTelemetry } from '../ops/telemetry.js';
 import { noteAttempt, noteOutcomes, publishLost, traceAcquire, traceLockOperation, tracing } from '../ops/diagnostics.js';
 
 /**
@@ -39,7 +43,7 @@ import { noteAttempt, noteOutcomes, publishLost, traceAcquire, traceLockOperatio
  * await redlock.acquire('report', 30_000, { acquireTimeout: 2_000, signal: AbortSignal.timeout(5_000) });
  * @publicApi
  */
-export interface AcquireOptions extends RetryOptions {
+export interface AcquireOptions extends RetryOptions, LockModeOptions {
   /** Gives up waiting when this signal aborts; the acquisition rejects with `signal.reason`. */
   signal?: AbortSignal;
   /** `acquire()` only: renew the lock automatically until it is released (as `using()` does). @default false */
@@ -47,6 +51,15 @@ export interface AcquireOptions extends RetryOptions {
   /** Issue a fencing token with this lock (`lock.fencingToken`). @default the `fencing` option */
   fencing?: boolean;
 }
+
+/**
+ * Per-call options of `tryAcquire()`.
+ *
+ * @example
+ * const permit = await redlock.tryAcquire(`export:${tenant}`, 60_000, { limit: 3 });
+ * @publicApi
+ */
+export type TryAcquireOptions = Pick<AcquireOptions, 'mode' | 'limit' | 'fencing'>;
 
 /** How `acquireChecked` is to acquire. */
 interface AttemptOptions {
@@ -56,14 +69,19 @@ interface AttemptOptions {
   readonly signal?: AbortSignal;
   /** Issue a fencing token. */
   readonly fencing: boolean;
+  /** A read lock or a permit of a counting lock; undefined for the exclusive (write) lock. */
+  readonly shape?: RequestedShape;
 }
 
 /** An acquire attempt whose keys may be on the masters and that no lock owns yet. */
-interface InFlight extends AcquireAttempt {
-  readonly keys: readonly string[];
-  readonly value: string;
-  readonly timeout: number;
-  /** Its clean-up (compare-and-delete on every master), once started. */
+interface InFlight {
+  /** How the attempt ended. */
+  readonly result: Promise<RoundResult>;
+  /** Each master's outcome so far, in `nodes` order. */
+  outcomes(): readonly (MasterOutcome | undefined)[];
+  /** Removes what the attempt may have written, on every master; never rejects. */
+  readonly release: () => Promise<void>;
+  /** Its clean-up, once started. */
   cleanup?: Promise<void>;
 }
 
@@ -106,6 +124,7 @@ export class Redlock implements LockIssuer, Campaigner {
   #connecting: Promise<void> | undefined;
   #connected = false;
   readonly #closing = new AbortController();
+  #telemetry: Promise<() => void> | undefined;
   /** Campaigns still running: close() resigns them before it releases anything else. */
   readonly #leaderships = new Set<Leadership>();
   readonly #wakeups: Wakeups;
@@ -165,9 +184,11 @@ export class Redlock implements LockIssuer, Campaigner {
    * when this was not called, but calling it at start-up moves that wait out of the first request.
    */
   connect(): Promise<void> {
-    return (this.#connecting ??= connectMasters(this.#masters, this.options.connectTimeout).then(() => {
+    return (this.#connecting ??= (async () => {
+      this.#telemetry ??= startTelemetry(this); // OpenTelemetry, when installed and an SDK is registered
+      await Promise.all([this.#telemetry, connectMasters(this.#masters, this.options.connectTimeout)]);
       this.#connected = true;
-    }));
+    })());
   }
 
   /**
@@ -186,8 +207,9 @@ export class Redlock implements LockIssuer, Campaigner {
     const names = this.checkResources(resources);
     const lockTtl = checkTtl(ttl ?? this.options.ttl);
     checkCallOptions(options);
+    const shape = checkLockMode(options, names.length);
     const retry = resolveRetryOptions(this.options, options);
-    const acquire = () => this.acquireChecked(names, lockTtl, { retry, signal: options?.signal, fencing: options?.fencing ?? this.options.fencing });
+    const acquire = () => this.acquireChecked(names, lockTtl, { retry, signal: options?.signal, fencing: options?.fencing ?? this.options.fencing, shape });
     const lock = await (tracing() ? traceAcquire('acquire', names, lockTtl, options, acquire) : acquire());
     if (options?.autoExtend) lock.renewWith(startRenewal(lock));
     return lock;
@@ -201,15 +223,17 @@ export class Redlock implements LockIssuer, Campaigner {
    * const lock = await redlock.tryAcquire('nightly-report', 60_000);
    * if (!lock) return; // another instance is on it
    */
-  async tryAcquire(resources: string | readonly string[], ttl?: number): Promise<Lock | null> {
+  async tryAcquire(resources: string | readonly string[], ttl?: number, options?: TryAcquireOptions): Promise<Lock | null> {
     const names = this.checkResources(resources);
     const lockTtl = checkTtl(ttl ?? this.options.ttl);
+    checkCallOptions(options);
+    const shape = checkLockMode(options, names.length);
     const tryOnce = (): Promise<Lock | null> =>
-      this.acquireChecked(names, lockTtl, { retry: ONE_TRY, fencing: this.options.fencing }).catch((error: unknown) => {
+      this.acquireChecked(names, lockTtl, { retry: ONE_TRY, fencing: options?.fencing ?? this.options.fencing, shape }).catch((error: unknown) => {
         if (error instanceof LockAcquisitionError && error.busy) return null;
         throw error;
       });
-    return tracing() ? traceAcquire('tryAcquire', names, lockTtl, undefined, tryOnce) : tryOnce();
+    return tracing() ? traceAcquire('tryAcquire', names, lockTtl, options, tryOnce) : tryOnce();
   }
 
   /**
@@ -232,13 +256,14 @@ export class Redlock implements LockIssuer, Campaigner {
     const lockTtl = checkTtl(ttl ?? this.options.ttl);
     if (typeof fn !== 'function') throw new RedlockConfigError('fn', `\`fn\` must be the function to run under the lock; got ${typeof fn}.`);
     checkCallOptions(options);
+    const shape = checkLockMode(options, names.length);
     const retry = resolveRetryOptions(this.options, options);
 
     const inherited = new Set<Lock>();
     const missing: string[] = [];
     for (const name of names) {
       const held = lockHeldInChain(this, this.options.keyPrefix + name);
-      if (held) inherited.add(held);
+      if (held && coversRequest(held, shape, name)) inherited.add(held);
       else missing.push(name);
     }
     if (missing.length === 0) {
@@ -248,7 +273,7 @@ export class Redlock implements LockIssuer, Campaigner {
       return result;
     }
 
-    const acquire = () => this.acquireChecked(missing, lockTtl, { retry, signal: options?.signal, fencing: options?.fencing ?? this.options.fencing });
+    const acquire = () => this.acquireChecked(missing, lockTtl, { retry, signal: options?.signal, fencing: options?.fencing ?? this.options.fencing, shape });
     const lock = await (tracing() ? traceAcquire('using', missing, lockTtl, options, acquire) : acquire());
     lock.renewWith(startRenewal(lock));
     let result: T;
@@ -313,12 +338,15 @@ export class Redlock implements LockIssuer, Campaigner {
     const context = this.roundContext(commandTimeoutFor(ttl, this.options.commandTimeout));
     const queue = { wakeups: this.#wakeups, keys, heldHere: () => this.heldHere(keys) };
     const budget = new AttemptBudget(options.retry, queue, options.signal, this.#closing.signal);
+    const { shape } = options;
+    let writer: string | undefined; // a waiting writer's id: it holds off new readers while it waits
     try {
       // Used before connect(): connect now, within the budget (masters still down keep reconnecting).
       if (!this.#connected) await budget.bound(this.connect());
       for (;;) {
         await budget.nextAttempt();
-        const attempt = this.startAttempt(context, { keys, counters, value: randomBytes(16).toString('base64url'), ttl });
+        const value = randomBytes(16).toString('base64url');
+        const attempt = this.startAttempt(context, { keys, counters, value, ttl }, shape);
         // The caller's signal, close() and acquireTimeout end the wait at once, even while masters
         // hang; the attempt's keys are then removed in the background (close() waits for that).
         const result = await budget.bound(attempt.result).catch((stop: unknown) => {
@@ -330,25 +358,44 @@ export class Redlock implements LockIssuer, Campaigner {
           throw LockAcquisitionError.of({
             resources,
             attempts: budget.attempts,
-            outcomes: settledOutcomes(attempt.round.outcomes, this.#masters),
+            outcomes: settledOutcomes(attempt.outcomes(), this.#masters),
             reason: 'timeout',
             budget: budget.spent,
           });
         }
+        const sharedResult = shape ? (result as shared.SharedRoundResult) : undefined;
         noteAttempt(budget.attempts, result.start, result.round.outcomes);
         const validUntil = validUntilOf(result.start, ttl, driftFactor);
         if (result.outcome === 'granted' && validUntil > now()) {
+          const lock = new Lock(this, resources, keys, value, ttl, validUntil, result.token);
+          if (shape) setShape(lock, shape.kind === 'permit' ? { ...shape, slot: sharedResult!.slot } : shape);
           if (budget.stopped) {
-            void this.cleanUp(attempt, true);
+            void this.cleanUp(attempt, () => this.releaseHeld(lock, context.timeout, true).settled);
             budget.throwIfStopped();
           }
           this.#inFlight.delete(attempt);
-          const lock = new Lock(this, resources, keys, attempt.value, ttl, validUntil, result.token);
           this.track(lock);
+          // Others of this process queued behind a shared lock may share it too: pass the wake-up on
+          // (not with the value: the holder's own release must still wake).
+          if (shape) for (const key of keys) this.#wakeups.released(key, `${value}:granted`);
           return lock;
         }
         // Failed: release on ALL masters, the ones that said no or timed out included (silently: nothing was free).
         const released = this.cleanUp(attempt);
+        if (sharedResult?.heldLimit !== undefined && shape?.kind === 'permit') {
+          await released;
+          throw new RedlockConfigError(
+            'limit',
+            `\`limit\` ${shape.limit} differs from the limit ${sharedResult.heldLimit} that the holders of ${quote(resources)} use; every holder of a counting lock must use the same limit.`,
+          );
+        }
+        if (!shape && !budget.exhausted) {
+          // Writer preference: a waiting writer holds off new readers, for a little longer than its next attempt.
+          writer ??= randomBytes(16).toString('base64url');
+          const { retryDelay, retryJitter } = options.retry;
+          const between = typeof retryDelay === 'number' ? retryDelay : 1_000;
+          shared.registerWriter(context, keys, writer, 2 * (between + retryJitter) + 2 * context.timeout + 50);
+        }
         if (budget.exhausted) {
           const spent = budget.spent;
           await budget.bound(Promise.all([released, result.round.settled])); // every outcome, unless time is up
@@ -364,25 +411,44 @@ export class Redlock implements LockIssuer, Campaigner {
       }
     } finally {
       budget.leave();
+      if (writer) shared.withdrawWriter(context, keys, writer); // won or gave up: stop holding readers off
     }
   }
 
   /** Sends an acquire round and records it as in flight until a lock owns its keys or it is cleaned up. */
-  private startAttempt(context: RoundContext, request: AcquireRequest): InFlight {
-    const attempt: InFlight = { ...startAcquireRound(context, request), keys: request.keys, value: request.value, timeout: context.timeout };
+  private startAttempt(context: RoundContext, request: AcquireRequest, shape: AttemptOptions['shape']): InFlight {
+    let attempt: InFlight;
+    if (shape) {
+      const result = shared.sharedAcquireRound(context, request, shape);
+      let round: VoteRound | undefined;
+      void result.then((r) => (round = r.round), () => undefined);
+      attempt = {
+        result,
+        outcomes: () => round?.outcomes ?? this.#masters.map(() => undefined),
+        // A shared round knows what to undo only once it has decided; its undo still lands after it on each connection.
+        release: () => result.then((r) => Promise.all(r.cleanUp().map((c) => c.settled))).then(() => undefined, () => undefined),
+      };
+    } else {
+      const started = startAcquireRound(context, request);
+      attempt = {
+        result: started.result,
+        outcomes: () => started.round.outcomes,
+        release: () => this.releaseKeys(request.keys, request.value, context.timeout, false).settled,
+      };
+    }
     this.#inFlight.add(attempt);
     return attempt;
   }
 
   /**
-   * Removes what an attempt may have written: compare-and-delete on every master, sent after the
-   * attempt's own commands on each connection, so it lands after them even on a master that hangs
-   * now and answers later. Idempotent; never rejects; `close()` waits for it.
+   * Removes what an attempt may have written (by default: compare-and-delete on every master), sent
+   * after the attempt's own commands on each connection, so it lands after them even on a master
+   * that hangs now and answers later. Idempotent; never rejects; `close()` waits for it.
    */
-  private cleanUp(attempt: InFlight, announce = false): Promise<void> {
+  private cleanUp(attempt: InFlight, release: () => Promise<void> = attempt.release): Promise<void> {
     this.#inFlight.delete(attempt);
     if (!attempt.cleanup) {
-      const done = this.releaseKeys(attempt.keys, attempt.value, attempt.timeout, announce).settled;
+      const done = release();
       this.#cleanups.add(done);
       void done.then(() => this.#cleanups.delete(done));
       attempt.cleanup = done;
@@ -394,10 +460,19 @@ export class Redlock implements LockIssuer, Campaigner {
     return { masters: this.#masters, quorum: this.quorum, timeout, fencingQuorum: this.options.fencingQuorum, trusts: this.#trusts };
   }
 
+  /** Releases a held lock of any kind on every master. */
+  private releaseHeld(lock: Lock, timeout: number, announce: boolean): VoteRound {
+    const shape = shapeOf(lock);
+    if (shape?.kind === 'read') return shared.releaseRead(this.roundContext(timeout), lock.keys, lock.value, announce);
+    if (shape?.kind === 'permit') return shared.releasePermit(this.roundContext(timeout), lock.keys[0], shape.limit, shape.slot, lock.value, announce);
+    return this.releaseKeys(lock.keys, lock.value, timeout, announce);
+  }
+
   private track(lock: Lock): void {
     this.#held.add(lock);
-    for (const key of lock.keys) this.#heldKeys.set(key, lock);
     this.watchLapse(lock);
+    if (shapeOf(lock)) return; // shared: holders here do not stop waiters here from polling
+    for (const key of lock.keys) this.#heldKeys.set(key, lock);
   }
 
   /**
@@ -442,14 +517,20 @@ export class Redlock implements LockIssuer, Campaigner {
     if (ttl > this.#largestTtl) this.#largestTtl = ttl;
     const timeout = commandTimeoutFor(ttl, this.options.commandTimeout);
     const start = now();
-    const round = voteRound(
-      this.#masters,
-      this.quorum,
-      timeout,
-      (m) => m.scripts.quorumLockExtend(lock.keys.length, ...lock.keys, lock.value, String(ttl)),
-      (reply) => reply === 1,
-      this.#trusts,
-    );
+    const shape = shapeOf(lock);
+    const round =
+      shape?.kind === 'read'
+        ? shared.extendRead(this.roundContext(timeout), lock.keys, lock.value, String(ttl))
+        : shape?.kind === 'permit'
+          ? shared.extendPermit(this.roundContext(timeout), lock.keys[0], shape.limit, shape.slot, lock.value, String(ttl))
+          : voteRound(
+              this.#masters,
+              this.quorum,
+              timeout,
+              (m) => m.scripts.quorumLockExtend(lock.keys.length, ...lock.keys, lock.value, String(ttl)),
+              (reply) => reply === 1,
+              this.#trusts,
+            );
     noteOutcomes(round.outcomes);
     const won = await round.decided;
     const validUntil = validUntilOf(start, ttl, this.options.driftFactor);
@@ -491,7 +572,7 @@ export class Redlock implements LockIssuer, Campaigner {
 
   private async releaseOnMasters(lock: Lock): Promise<void> {
     this.untrack(lock);
-    const round = this.releaseKeys(lock.keys, lock.value, commandTimeoutFor(lock.ttl, this.options.commandTimeout), true);
+    const round = this.releaseHeld(lock, commandTimeoutFor(lock.ttl, this.options.commandTimeout), true);
     noteOutcomes(round.outcomes);
     await round.decided;
     for (const key of lock.keys) this.#wakeups.released(key, lock.value);
@@ -530,7 +611,7 @@ export class Redlock implements LockIssuer, Campaigner {
       ...held.map((lock) => {
         lock.markLost(LockLostError.shutdown(lock.resources));
         lock.markReleased();
-        const released = this.releaseKeys(lock.keys, lock.value, this.options.commandTimeout, true).settled;
+        const released = this.releaseHeld(lock, this.options.commandTimeout, true).settled;
         this.#releases.set(lock, released);
         return released;
       }),
@@ -538,6 +619,7 @@ export class Redlock implements LockIssuer, Campaigner {
     ]);
     this.#wakeups.close();
     this.#guard?.dispose();
+    void this.#telemetry?.then((stop) => stop());
     closeMasters(this.#masters);
   }
 }

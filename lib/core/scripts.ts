@@ -49,7 +49,7 @@ return high`,
   /** Resets the TTL of every key if all of them still hold the value. 1 = extended, 0 = not ours. */
   extend: `
 for i = 1, #KEYS do
-  if redis.call('get', KEYS[i]) ~= ARGV[1] then return 0 end
+  if redis.pcall('get', KEYS[i]) ~= ARGV[1] then return 0 end
 end
 for i = 1, #KEYS do
   redis.call('pexpire', KEYS[i], ARGV[2])
@@ -63,7 +63,7 @@ return 1`,
   release: `
 local n = 0
 for i = 1, #KEYS do
-  if redis.call('get', KEYS[i]) == ARGV[1] then
+  if redis.pcall('get', KEYS[i]) == ARGV[1] then
     redis.call('del', KEYS[i])
     n = n + 1
     if ARGV[2] == '1' then redis.call('publish', ARGV[2 + i], ARGV[1]) end

@@ -3,6 +3,7 @@ import { isObservable, throwError, type Observable } from 'rxjs';
 import { compileLockKey, type LockKey } from '../core/key-template.js';
 import { checkCallOptions, checkTtl, resolveRetryOptions, type RetryOptions } from '../core/options.js';
 import { parameterNamesOf } from '../core/parameter-names.js';
+import { checkLockMode, type LockModeOptions } from '../core/lock-mode.js';
 import { RedlockError } from '../errors/redlock.error.js';
 import { KEY_TEMPLATE, keyTemplateOf } from '../ops/diagnostics.js';
 import { RedlockService } from '../redlock.service.js';
@@ -15,7 +16,7 @@ import { heldObservable, lockedObservable } from './locked-observable.js';
  * \@Locked('report:#day', { ttl: 30_000, retryCount: 0 })
  * @publicApi
  */
-export interface LockedOptions extends RetryOptions {
+export interface LockedOptions extends RetryOptions, LockModeOptions {
   /** Lock TTL in ms; the lock is renewed while the method runs. @default the module's `ttl` */
   ttl?: number;
   /** Issue a fencing token (`currentLock()!.fencingToken` inside the method). @default the module's `fencing` */
@@ -72,6 +73,7 @@ export function Locked(key: LockKey, ttlOrOptions?: number | LockedOptions): Met
     }
     if (options.ttl !== undefined) checkTtl(options.ttl, `@Locked ttl on ${where}`);
     checkCallOptions({ fencing: options.fencing });
+    checkLockMode(options); // `mode` / `limit` refused at decoration time, naming the option
     // Refuse malformed retry settings now; how they combine with the module's options is checked per call.
     resolveRetryOptions({ retryCount: 0, retryDelay: options.retryDelay ?? Number.MAX_SAFE_INTEGER, retryJitter: 0, acquireTimeout: undefined }, options);
     const resourcesOf = compileLockKey(key, parameterNamesOf(original as (...args: never[]) => unknown), where);

@@ -158,7 +158,8 @@ export const tracing = (): boolean =>
 
 function outcomeOf(error: unknown, single: boolean): AcquireOutcome {
   const e = error as { name?: string; busy?: boolean; message?: string } | null;
-  if (e?.name === 'AbortError' || e?.name === 'TimeoutError' || /acquireTimeout/.test(e?.message ?? ''))
+  // acquireTimeout ran out (the error says so), or the caller's signal ended the wait
+  if (e?.name === 'AbortError' || e?.name === 'TimeoutError' || /`acquireTimeout`/.test(e?.message ?? ''))
     return 'timeout';
   if (e?.busy === true) return single ? 'skipped' : 'busy';
   return 'error';

@@ -20,7 +20,10 @@ export interface ProviderOverridable<B> {
  * const moduleRef = await overrideRedlock(Test.createTestingModule({ imports: [AppModule] }), redlock).compile();
  * @publicApi
  */
-export function overrideRedlock<B extends ProviderOverridable<B>>(builder: B, service: RedlockTestingService = new RedlockTestingService()): B {
+export function overrideRedlock<B extends ProviderOverridable<B>>(
+  builder: B,
+  service: RedlockTestingService = new RedlockTestingService(),
+): B {
   return builder
     .overrideProvider(REDLOCK_MODULE_OPTIONS)
     .useValue(service.options)

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { LockAcquisitionError } from '../errors/lock-acquisition.error.js';
 import { LockKeyError } from '../errors/lock-key.error.js';
-import { LockLostError } from '../errors/lock-lost.error.js';
+import { LockLostError, type LockLostReason } from '../errors/lock-lost.error.js';
 import { quote } from '../errors/quote.js';
 import { RedlockError } from '../errors/redlock.error.js';
 import { now } from '../core/clock.js';
@@ -48,7 +48,9 @@ export class RedlockTestingService implements LockIssuer {
   /** @param options Any `Redlock` option except `nodes` (e.g. `keyPrefix`, `ttl`); they are checked as the real service checks them. */
   constructor(options: Omit<Partial<RedlockOptions>, 'nodes'> = {}) {
     // resolveOptions checks the options without connecting; the stand-in never opens a connection.
-    this.options = { ...resolveOptions({ restartGuard: false, ...options, nodes: STUB_MASTERS.map((m) => `redis://${m}`) } as RedlockOptions) };
+    this.options = {
+      ...resolveOptions({ restartGuard: false, ...options, nodes: STUB_MASTERS.map((m) => `redis://${m}`) }),
+    };
   }
 
   /** The stand-in's master labels. */
@@ -81,13 +83,14 @@ export class RedlockTestingService implements LockIssuer {
   /**
    * Loses the held locks covering `resource` (every held lock when omitted): their `signal`s abort
    * with a `LockLostError`, and a `@Locked` method or `using()` running under them rejects with it
-   * after its work settles. Returns how many locks were lost.
+   * after its work settles. `reason` is the error's `reason` (a majority of masters lost it, by
+   * default). Returns how many locks were lost.
    */
-  simulateLoss(resource?: string): number {
+  simulateLoss(resource?: string, reason: LockLostReason = 'majority-lost'): number {
     let lost = 0;
     for (const lock of [...this.#held]) {
       if (resource !== undefined && !lock.resources.includes(resource)) continue;
-      lock.markLost(new LockLostError(lock.resources, 'majority-lost', 'simulated by RedlockTestingService'));
+      lock.markLost(new LockLostError(lock.resources, reason, 'simulated by RedlockTestingService'));
       this.#held.delete(lock);
       lost++;
     }
@@ -134,7 +137,8 @@ export class RedlockTestingService implements LockIssuer {
     options?: Omit<AcquireOptions, 'autoExtend'>,
   ): Promise<T> {
     const names = checkResources(resources);
-    if (typeof fn !== 'function') throw new RedlockError(`\`fn\` must be the function to run under the lock; got ${typeof fn}.`);
+    if (typeof fn !== 'function')
+      throw new RedlockError(`\`fn\` must be the function to run under the lock; got ${typeof fn}.`);
     options?.signal?.throwIfAborted();
     const inherited = new Set<Lock>();
     const missing = names.filter((name) => {
@@ -172,16 +176,34 @@ export class RedlockTestingService implements LockIssuer {
   }
 
   private grant(resources: string[], ttl: number): Lock {
-    const outcomes = (status: MasterOutcome['status'], error?: Error): MasterOutcome[] => STUB_MASTERS.map((master) => ({ master, status, ...(error && { error }) }));
+    const outcomes = (status: MasterOutcome['status'], error?: Error): MasterOutcome[] =>
+      STUB_MASTERS.map((master) => ({ master, status, ...(error && { error }) }));
     if (this.#unavailable) {
-      throw new LockAcquisitionError(resources, 1, outcomes('error', this.#unavailable), `Could not lock ${quote(resources)}: the masters are unavailable (simulated by RedlockTestingService).`);
+      throw new LockAcquisitionError(
+        resources,
+        1,
+        outcomes('error', this.#unavailable),
+        `Could not lock ${quote(resources)}: the masters are unavailable (simulated by RedlockTestingService).`,
+      );
     }
     const busy = resources.filter((r) => this.#busy.has(r));
     const heldHere = resources.filter((r) => this.heldResources.includes(r));
     if (busy.length > 0 || heldHere.length > 0) {
-      throw new LockAcquisitionError(resources, 1, outcomes('refused'), `Could not lock ${quote(resources)}: ${quote([...busy, ...heldHere])} held by another holder (simulated by RedlockTestingService).`);
+      throw new LockAcquisitionError(
+        resources,
+        1,
+        outcomes('refused'),
+        `Could not lock ${quote(resources)}: ${quote([...busy, ...heldHere])} held by another holder (simulated by RedlockTestingService).`,
+      );
     }
-    const lock = new Lock(this, resources, resources.map((r) => this.options.keyPrefix + r), randomBytes(16).toString('base64url'), ttl, now() + STUB_VALIDITY_MS);
+    const lock = new Lock(
+      this,
+      resources,
+      resources.map((r) => this.options.keyPrefix + r),
+      randomBytes(16).toString('base64url'),
+      ttl,
+      now() + STUB_VALIDITY_MS,
+    );
     this.#held.add(lock);
     this.acquisitions.push({ resources: [...resources], ttl });
     return lock;

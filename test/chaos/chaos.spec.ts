@@ -84,6 +84,9 @@ function expectSafe({ result, check }: { result: PhaseResult; check: PhaseCheck 
   expect(check.keys.details.filter((d) => d.startsWith('after-ttl'))).toEqual([]);
   expect(check.liveness.failed).toEqual([]);
   expect(check.failures.other).toBe(0);
+  // Everything the independent oracle (the masters' own history) and the other checks fail a run on.
+  expect(check.oracle.events).toBeGreaterThan(0);
+  expect(check.problems).toEqual([]);
 }
 
 describe('chaos, short (in-process clients, restart guard and fencing on)', () => {

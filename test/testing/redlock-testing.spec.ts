@@ -6,7 +6,15 @@ import 'reflect-metadata';
 import { describe, expect, it } from '@jest/globals';
 import { Injectable, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { currentLock, Lock, LockAcquisitionError, Locked, LockLostError, RedlockModule, RedlockService } from '../../lib/index.js';
+import {
+  currentLock,
+  Lock,
+  LockAcquisitionError,
+  Locked,
+  LockLostError,
+  RedlockModule,
+  RedlockService,
+} from '../../lib/index.js';
 import { overrideRedlock, RedlockTestingModule, RedlockTestingService } from '../../lib/testing/index.js';
 
 @Injectable()
@@ -30,7 +38,10 @@ class ImportService {
 }
 
 async function withStub(stub = new RedlockTestingService()) {
-  const moduleRef = await Test.createTestingModule({ imports: [RedlockTestingModule.forRoot(stub)], providers: [ImportService] }).compile();
+  const moduleRef = await Test.createTestingModule({
+    imports: [RedlockTestingModule.forRoot(stub)],
+    providers: [ImportService],
+  }).compile();
   await moduleRef.init();
   return { moduleRef, stub, service: moduleRef.get(ImportService) };
 }
@@ -50,7 +61,7 @@ describe('RedlockTestingService under @Locked', () => {
     await moduleRef.close();
   });
 
-  it('simulateLoss aborts the running method\'s signal with LockLostError, and the call rejects with it', async () => {
+  it("simulateLoss aborts the running method's signal with LockLostError, and the call rejects with it", async () => {
     const { moduleRef, stub, service } = await withStub();
     let resume!: () => void;
     service.pause = new Promise((r) => (resume = r));
@@ -130,7 +141,9 @@ describe('overrideRedlock with imports: [AppModule]', () => {
   });
 
   it('(control) without it, the factory runs and fails without its environment variable', async () => {
-    await expect(Test.createTestingModule({ imports: [AppModule] }).compile()).rejects.toThrow('REDLOCK_NODES_THAT_ARE_NOT_SET');
+    await expect(Test.createTestingModule({ imports: [AppModule] }).compile()).rejects.toThrow(
+      'REDLOCK_NODES_THAT_ARE_NOT_SET',
+    );
     expect(factoryRuns).toBe(1);
   });
 });

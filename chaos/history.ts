@@ -1,0 +1,295 @@
+/**
+ * The masters' own history of the lock keys, recorded without the library: a `MONITOR` connection
+ * per master (every command a master executes, in its execution order, Lua-internal commands
+ * included, stamped by the master), a keyspace-notification subscription for evictions, and the
+ * harness's own record of when it wiped a master (kill -9 without persistence).
+ *
+ * `analyseHistory` replays that history into a model of each master's lock keys: which value held
+ * which key on which master, from when to when, and why it stopped (expired, released, deleted by the
+ * nemesis, evicted, wiped). The checker bounds each holder's window from this model and the attempt
+ * start, never from the library's `validity` or `signal`.
+ */
+import { Redis } from 'ioredis';
+import { connect, type Socket } from 'node:net';
+import { sharedNow } from './clock.js';
+
+/** `+1795457251.460227 [0 lua] "pexpire" "lock:a" "1000"` → time, source, args. */
+export function parseMonitorLine(line: string): { time: string; source: string; args: string[] } | undefined {
+  const m = /^\+(\d+\.\d+) \[\d+ ([^\]]+)\] (.*)$/.exec(line);
+  if (!m) return undefined;
+  const args: string[] = [];
+  const re = /"((?:[^"\\]|\\.)*)"/g;
+  let a: RegExpExecArray | null;
+  while ((a = re.exec(m[3]))) args.push(a[1].replace(/\\x([0-9a-f]{2})|\\(.)/g, (_, hex: string | undefined, c: string) => (hex ? String.fromCharCode(parseInt(hex, 16)) : c === 'n' ? '\n' : c === 'r' ? '\r' : c === 't' ? '\t' : c)));
+  return { time: m[1], source: m[2], args };
+}
+
+/** One thing that happened on a master, on the shared clock. */
+export type MasterEvent =
+  /** A command as executed. `lua`: run inside a script; `sv`: the script's ARGV[1] (the lock value, for our scripts). */
+  | { t: number; m: number; kind: 'cmd'; args: string[]; lua: boolean; sv?: string }
+  /** The master lost its whole dataset (killed without persistence). */
+  | { t: number; m: number; kind: 'wipe' }
+  /** The master evicted a key (maxmemory). */
+  | { t: number; m: number; kind: 'evicted'; key: string };
+
+/** Date.now() − sharedNow(), to well under a millisecond: sampled on the edge where Date.now() ticks. */
+function wallMinusShared(): number {
+  const start = Date.now();
+  let wall = start;
+  while (wall === start) wall = Date.now();
+  return wall - sharedNow();
+}
+
+/** Records the masters' history of the keys that start with `prefix`. */
+export class MasterHistory {
+  readonly events: MasterEvent[] = [];
+  /** Date.now() − sharedNow(): converts the masters' wall-clock stamps to the shared clock. */
+  readonly wallOffset = wallMinusShared();
+  private readonly monitors: (Socket | undefined)[];
+  private readonly subscribers: (Redis | undefined)[];
+  private readonly scriptValue: (string | undefined)[];
+  private stopped = false;
+
+  constructor(
+    private readonly urls: readonly string[],
+    private readonly prefix: string,
+  ) {
+    this.monitors = urls.map(() => undefined);
+    this.subscribers = urls.map(() => undefined);
+    this.scriptValue = urls.map(() => undefined);
+  }
+
+  async start(): Promise<void> {
+    await Promise.all(this.urls.map((_, m) => this.attach(m)));
+  }
+
+  /** (Re)attaches to master `m` (after a restart: the old connections died with the server). */
+  async attach(m: number): Promise<void> {
+    if (this.stopped) return;
+    this.monitors[m]?.destroy();
+    this.subscribers[m]?.disconnect();
+    const { hostname, port } = new URL(this.urls[m]);
+    // MONITOR over a plain socket: its output is one status line per command, simple to parse.
+    const socket = connect(Number(port), hostname);
+    socket.on('error', () => undefined);
+    this.monitors[m] = socket;
+    let buffer = '';
+    let ok = false;
+    const ready = new Promise<void>((resolve) => {
+      socket.once('close', () => resolve());
+      socket.on('data', (chunk: Buffer) => {
+        buffer += chunk.toString('latin1');
+        let nl: number;
+        while ((nl = buffer.indexOf('\r\n')) >= 0) {
+          const line = buffer.slice(0, nl);
+          buffer = buffer.slice(nl + 2);
+          if (!ok) {
+            ok = line === '+OK';
+            resolve();
+            continue;
+          }
+          const parsed = parseMonitorLine(line);
+          if (parsed) this.onCommand(m, parsed.time, parsed.args, parsed.source);
+        }
+      });
+    });
+    socket.write('MONITOR\r\n');
+    await Promise.race([ready, new Promise((r) => setTimeout(r, 1_000))]);
+    const opts = { lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null, connectTimeout: 1_000 } as const;
+    const sub = new Redis(this.urls[m], opts);
+    sub.on('error', () => undefined);
+    const admin = new Redis(this.urls[m], opts);
+    admin.on('error', () => undefined);
+    try {
+      await Promise.all([sub.connect(), admin.connect()]);
+      await admin.config('SET', 'notify-keyspace-events', 'Ee');
+      sub.on('message', (_channel: string, key: string) => {
+        if (key.startsWith(this.prefix)) this.events.push({ t: sharedNow(), m, kind: 'evicted', key });
+      });
+      await sub.subscribe('__keyevent@0__:evicted');
+      this.subscribers[m] = sub;
+    } catch {
+      sub.disconnect();
+    } finally {
+      admin.disconnect();
+    }
+  }
+
+  private onCommand(m: number, time: string, args: string[], source: string): void {
+    const name = args[0]?.toLowerCase();
+    const lua = source === 'lua';
+    if (!lua && (name === 'evalsha' || name === 'eval')) {
+      const numKeys = Number(args[2]);
+      this.scriptValue[m] = args[3 + numKeys];
+      return;
+    }
+    if (name !== 'set' && name !== 'pexpire' && name !== 'del') return;
+    if (!args.slice(1).some((a) => a.startsWith(this.prefix))) return;
+    this.events.push({ t: Number(time) * 1_000 - this.wallOffset, m, kind: 'cmd', args, lua, sv: lua ? this.scriptValue[m] : undefined });
+  }
+
+  /** The harness is about to wipe master `m` (kill -9, no persistence): every key there is gone from now. */
+  wiped(m: number, at = sharedNow()): void {
+    this.events.push({ t: at, m, kind: 'wipe' });
+  }
+
+  stop(): void {
+    this.stopped = true;
+    for (const c of this.monitors) c?.destroy();
+    for (const c of this.subscribers) c?.disconnect();
+  }
+}
+
+/** Why a value stopped holding a key on a master. */
+export type EndCause = 'expired' | 'released' | 'foreign-release' | 'nemesis-del' | 'evicted' | 'wiped' | 'open';
+
+/** A value holding a key on one master. */
+export interface Holding {
+  key: string;
+  value: string;
+  m: number;
+  from: number;
+  /** When it stopped (for 'open': +Infinity). */
+  to: number;
+  end: EndCause;
+  /** Times the TTL was renewed (PEXPIRE, or SET of the same value, inside a script). */
+  renewals: number[];
+}
+
+/** A key taken from a value by something other than its expiry or its owner's release. */
+export interface Removal {
+  t: number;
+  m: number;
+  key: string;
+  value: string;
+  cause: 'nemesis-del' | 'evicted' | 'wiped' | 'foreign-release';
+  /** On how many masters the value held the key just before (this master included). */
+  heldOnBefore: number;
+}
+
+export interface HistoryAnalysis {
+  /** First time any master executed a command carrying the value. */
+  firstSeen: Map<string, number>;
+  /** All holdings, by value. */
+  byValue: Map<string, Holding[]>;
+  removals: Removal[];
+  /** Lua DEL or PEXPIRE applied to a key holding another value than the script's (a release or extend without the value check). */
+  foreignWrites: { t: number; m: number; key: string; value: string; scriptValue: string; op: string }[];
+}
+
+const TOLERANCE_MS = 2; // a key whose PX ran out within this much is treated as gone (Redis's own expiry granularity)
+
+/** Replays the recorded history (see MasterHistory) into holdings per value and master. */
+export function analyseHistory(events: readonly MasterEvent[], masterCount: number): HistoryAnalysis {
+  const sorted = [...events].sort((a, b) => a.t - b.t);
+  const firstSeen = new Map<string, number>();
+  const byValue = new Map<string, Holding[]>();
+  const removals: Removal[] = [];
+  const foreignWrites: HistoryAnalysis['foreignWrites'] = [];
+  const state: Map<string, { h: Holding; expiresAt: number }>[] = Array.from({ length: masterCount }, () => new Map());
+  const pendingRemovals: { r: Omit<Removal, 'heldOnBefore'> }[] = [];
+
+  const close = (m: number, key: string, t: number, end: EndCause) => {
+    const cur = state[m].get(key);
+    if (!cur) return undefined;
+    state[m].delete(key);
+    if (cur.expiresAt <= t + TOLERANCE_MS && end !== 'expired') {
+      cur.h.to = cur.expiresAt;
+      cur.h.end = 'expired';
+      return undefined;
+    }
+    cur.h.to = t;
+    cur.h.end = end;
+    return cur.h;
+  };
+  const live = (m: number, key: string, t: number) => {
+    const cur = state[m].get(key);
+    if (cur && cur.expiresAt <= t + TOLERANCE_MS) {
+      close(m, key, cur.expiresAt, 'expired');
+      return undefined;
+    }
+    return cur;
+  };
+  const seen = (value: string | undefined, t: number) => {
+    if (value !== undefined && !firstSeen.has(value)) firstSeen.set(value, t);
+  };
+
+  for (const e of sorted) {
+    if (e.kind === 'wipe') {
+      for (const key of [...state[e.m].keys()]) {
+        const h = live(e.m, key, e.t) && close(e.m, key, e.t, 'wiped');
+        if (h) pendingRemovals.push({ r: { t: e.t, m: e.m, key, value: h.value, cause: 'wiped' } });
+      }
+      continue;
+    }
+    if (e.kind === 'evicted') {
+      const h = live(e.m, e.key, e.t) && close(e.m, e.key, e.t, 'evicted');
+      if (h) pendingRemovals.push({ r: { t: e.t, m: e.m, key: e.key, value: h.value, cause: 'evicted' } });
+      continue;
+    }
+    const [name, ...rest] = e.args;
+    const op = name.toLowerCase();
+    if (e.lua) seen(e.sv, e.t);
+    if (op === 'set') {
+      const [key, value] = rest;
+      seen(value, e.t);
+      const upper = rest.map((a) => a.toUpperCase());
+      const nx = upper.includes('NX');
+      const pxAt = upper.indexOf('PX');
+      const px = pxAt >= 0 ? Number(rest[pxAt + 1]) : Infinity;
+      const cur = live(e.m, key, e.t);
+      if (nx && cur) continue; // SET NX refused: the key is held
+      if (cur && cur.h.value === value) {
+        cur.expiresAt = e.t + px;
+        cur.h.renewals.push(e.t);
+        continue;
+      }
+      if (cur) close(e.m, key, e.t, 'foreign-release');
+      const h: Holding = { key, value, m: e.m, from: e.t, to: Infinity, end: 'open', renewals: [] };
+      state[e.m].set(key, { h, expiresAt: e.t + px });
+      byValue.set(value, [...(byValue.get(value) ?? []), h]);
+    } else if (op === 'pexpire') {
+      const [key, ms] = rest;
+      const cur = live(e.m, key, e.t);
+      if (!cur) continue;
+      if (e.sv !== undefined && cur.h.value !== e.sv) foreignWrites.push({ t: e.t, m: e.m, key, value: cur.h.value, scriptValue: e.sv, op: 'pexpire' });
+      cur.expiresAt = e.t + Number(ms);
+      cur.h.renewals.push(e.t);
+    } else if (op === 'del') {
+      for (const key of rest) {
+        const cur = live(e.m, key, e.t);
+        if (!cur) continue;
+        const foreign = e.lua && e.sv !== undefined && cur.h.value !== e.sv;
+        if (foreign) foreignWrites.push({ t: e.t, m: e.m, key, value: cur.h.value, scriptValue: e.sv!, op: 'del' });
+        const cause = !e.lua ? 'nemesis-del' : foreign ? 'foreign-release' : 'released';
+        const h = close(e.m, key, e.t, cause);
+        if (h && cause !== 'released') pendingRemovals.push({ r: { t: e.t, m: e.m, key, value: h.value, cause } });
+      }
+    }
+  }
+  for (const m of state) for (const [, cur] of m) if (cur.expiresAt < Infinity) ((cur.h.to = cur.expiresAt), (cur.h.end = 'expired'));
+
+  for (const { r } of pendingRemovals) {
+    const holders = new Set((byValue.get(r.value) ?? []).filter((h) => h.key === r.key && h.from <= r.t && h.to >= r.t).map((h) => h.m));
+    holders.add(r.m);
+    removals.push({ ...r, heldOnBefore: holders.size });
+  }
+  return { firstSeen, byValue, removals, foreignWrites };
+}
+
+/** Distinct masters on which `value` held `key` at some time within [from, to]. */
+export function mastersHolding(a: HistoryAnalysis, key: string, value: string, from: number, to: number): Set<number> {
+  return new Set((a.byValue.get(value) ?? []).filter((h) => h.key === key && h.from <= to && h.to >= from).map((h) => h.m));
+}
+
+/** Distinct masters that renewed `value` on `key` within [from, to]. */
+export function mastersRenewing(a: HistoryAnalysis, key: string, value: string, from: number, to: number): Set<number> {
+  const out = new Set<number>();
+  for (const h of a.byValue.get(value) ?? []) {
+    if (h.key !== key) continue;
+    if (h.from >= from && h.from <= to) out.add(h.m); // re-taken (quorum repair) counts as renewed there
+    if (h.renewals.some((t) => t >= from && t <= to)) out.add(h.m);
+  }
+  return out;
+}

@@ -1,0 +1,1 @@
+export { RedlockExceptionFilter, type RedlockHttpAnswer } from './redlock-exception.filter.js';
