@@ -44,7 +44,15 @@ export interface AcquireRoundKind {
 const fenced: AcquireRoundKind = {
   name: 'fenced',
   applies: (r) => r.counters !== undefined,
-  send: (m, r) => m.scripts.quorumLockFencedAcquire(r.keys.length * 2, ...r.keys, ...r.counters!, r.value, String(r.ttl), r.keys.length),
+  send: (m, r) =>
+    m.scripts.quorumLockFencedAcquire(
+      r.keys.length * 2,
+      ...r.keys,
+      ...r.counters!,
+      r.value,
+      String(r.ttl),
+      r.keys.length,
+    ),
   isGranted: (reply) => typeof reply === 'number' && reply >= 0,
   highestCounter: (reply) => (typeof reply === 'number' ? Math.max(0, reply) : 0),
 };
@@ -102,12 +110,26 @@ export interface AcquireAttempt {
 export function startAcquireRound(context: RoundContext, request: AcquireRequest): AcquireAttempt {
   const kind = roundKindOf(request);
   const start = now();
-  const round = voteRound(context.masters, context.quorum, context.timeout, (m) => kind.send(m, request), kind.isGranted, context.trusts);
+  const round = voteRound(
+    context.masters,
+    context.quorum,
+    context.timeout,
+    (m) => kind.send(m, request),
+    kind.isGranted,
+    context.trusts,
+  );
   const result = (async (): Promise<RoundResult> => {
     if (!(await round.decided)) return { outcome: 'votes', round, start };
     if (!request.counters) return { outcome: 'granted', round, start };
     const seen = Math.max(0, ...round.replies.map((r) => (r === undefined ? 0 : (kind.highestCounter?.(r) ?? 0))));
-    const token = await issueFencingToken(context.masters, context.fencingQuorum, context.timeout, request.counters, seen + 1, context.trusts);
+    const token = await issueFencingToken(
+      context.masters,
+      context.fencingQuorum,
+      context.timeout,
+      request.counters,
+      seen + 1,
+      context.trusts,
+    );
     return token === undefined ? { outcome: 'fencing', round, start } : { outcome: 'granted', round, start, token };
   })();
   return { round, start, result };

@@ -45,7 +45,9 @@ export function checkResources(resources: string | readonly string[]): string[] 
       throw new LockKeyError(`${at} must be a non-empty string; got ${r === '' ? 'an empty string' : typeof r}.`);
     }
     if (!isWellFormed(r)) {
-      throw new LockKeyError(`${at} is not well-formed Unicode: it holds a lone surrogate, which Redis would store as U+FFFD, so different names could share one key.`);
+      throw new LockKeyError(
+        `${at} is not well-formed Unicode: it holds a lone surrogate, which Redis would store as U+FFFD, so different names could share one key.`,
+      );
     }
   }
   return list.length === 1 ? [list[0] as string] : [...new Set(list as string[])];

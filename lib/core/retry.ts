@@ -19,7 +19,10 @@ export function retryWait(policy: Pick<ResolvedRetryOptions, 'retryDelay' | 'ret
   if (typeof retryDelay === 'number') return jitteredDelay(retryDelay, retryJitter);
   const delay = retryDelay(attempt);
   if (typeof delay !== 'number' || !Number.isFinite(delay) || delay < 0) {
-    throw new RedlockConfigError('retryDelay', `\`retryDelay\` must return a finite number of milliseconds >= 0; for attempt ${attempt} it returned ${String(delay)}.`);
+    throw new RedlockConfigError(
+      'retryDelay',
+      `\`retryDelay\` must return a finite number of milliseconds >= 0; for attempt ${attempt} it returned ${String(delay)}.`,
+    );
   }
   return jitteredDelay(delay, retryJitter);
 }
@@ -95,7 +98,8 @@ export class AttemptBudget {
     for (;;) {
       const wait = Math.min(retryWait(policy, Math.max(1, this.attempts)), Math.max(0, this.deadline - now()));
       const woken = await ticket.wait(wait, this.signal, this.closing);
-      if (woken || (ticket.isHead && !queue.heldHere()) || this.attempts >= policy.retryCount || now() >= this.deadline) return;
+      if (woken || (ticket.isHead && !queue.heldHere()) || this.attempts >= policy.retryCount || now() >= this.deadline)
+        return;
       this.attempts++;
     }
   }

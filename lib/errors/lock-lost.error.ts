@@ -15,7 +15,8 @@ import { RedlockError } from './redlock.error.js';
  * if (lock.lostReason?.reason === 'shutdown') return; // the app is stopping, not a conflict
  * @publicApi
  */
-export type LockLostReason = 'not-renewed' | 'lapsed' | 'majority-lost' | 'released' | 'shutdown' | 'resigned' | 'not-leader';
+export type LockLostReason =
+  'not-renewed' | 'lapsed' | 'majority-lost' | 'released' | 'shutdown' | 'resigned' | 'not-leader';
 
 /**
  * The lock can no longer be trusted to be held; `reason` says why. It is the `reason` of

@@ -64,7 +64,9 @@ describe('issue 8: the contract at its edges (3 masters)', () => {
     it('acquireTimeout: rejects promptly with reason "timeout"; the abandoned attempt is cleaned up in the background', async () => {
       const redlock = await set.redlock({ commandTimeout: 5_000 });
       const resource = resourceName('timeout-hang');
-      const { ms, error } = await whilePaused(set.masters.slice(1), () => timed(redlock.acquire(resource, 30_000, { acquireTimeout: 300 })));
+      const { ms, error } = await whilePaused(set.masters.slice(1), () =>
+        timed(redlock.acquire(resource, 30_000, { acquireTimeout: 300 })),
+      );
       expect(error).toBeInstanceOf(LockAcquisitionError);
       expect((error as LockAcquisitionError).reason).toBe('timeout');
       expect((error as LockAcquisitionError).message).toContain('acquireTimeout');
@@ -127,7 +129,9 @@ describe('issue 8: the contract at its edges (3 masters)', () => {
       for (const option of ['ttl', 'acquireTimeout', 'commandTimeout', 'connectTimeout'] as const) {
         expect(() => new Redlock({ nodes: set.urls, [option]: 2 ** 31 })).toThrow(RedlockConfigError);
       }
-      expect(() => new Redlock({ nodes: set.urls, restartGuard: { largestTtl: 2 ** 31 } })).toThrow(/restartGuard\.largestTtl/);
+      expect(() => new Redlock({ nodes: set.urls, restartGuard: { largestTtl: 2 ** 31 } })).toThrow(
+        /restartGuard\.largestTtl/,
+      );
       expect(await valuesOn(set.clients, `lock:${resource}`)).toEqual([null, null, null]);
       await held.release();
 
@@ -148,8 +152,13 @@ describe('issue 8: the contract at its edges (3 masters)', () => {
         expect(error).toBeInstanceOf(LockKeyError);
         expect((error as Error).message).toMatch(/well-formed Unicode/);
       }
-      expect(await rejectionOf(redlock.using([`${base}ok`, `${base}\uDC00`], 1_000, async () => 1))).toBeInstanceOf(LockKeyError);
-      expect((await rejectionOf(redlock.acquire([`${base}ok`, `${base}\uDC00`], 1_000))) as Error).toHaveProperty('message', expect.stringContaining('resources[1]'));
+      expect(await rejectionOf(redlock.using([`${base}ok`, `${base}\uDC00`], 1_000, async () => 1))).toBeInstanceOf(
+        LockKeyError,
+      );
+      expect((await rejectionOf(redlock.acquire([`${base}ok`, `${base}\uDC00`], 1_000))) as Error).toHaveProperty(
+        'message',
+        expect.stringContaining('resources[1]'),
+      );
       expect(await valuesOn(set.clients, `lock:${base}ok`)).toEqual([null, null, null]);
       const emoji = await redlock.acquire(`${base}\uD83D\uDE00`, 1_000);
       await emoji.release();
