@@ -7,8 +7,10 @@ import { LockLostError } from '../errors/lock-lost.error.js';
 import { RedlockClosedError } from '../errors/redlock-closed.error.js';
 import { RedlockConfigError } from '../errors/redlock-config.error.js';
 import { quote } from '../errors/quote.js';
+import { RedlockError } from '../errors/redlock.error.js';
+import { inspect as utilInspect } from 'node:util';
 import { startAcquireRound, type AcquireRequest, type RoundContext, type RoundResult } from './acquire-round.js';
-import { commandTimeoutFor, now, validUntilOf } from './clock.js';
+import { commandTimeoutFor, driftOf, now, validUntilOf } from './clock.js';
 import { Lock, type LockIssuer } from './lock.js';
 import { lockHeldInChain, runWithLock } from './lock-context.js';
 import { closeMasters, connectMasters, openMasters, type Master } from './master.js';
@@ -23,10 +25,14 @@ import {
   type ResolvedRetryOptions,
   type RetryOptions,
 } from './options.js';
+import { resolveHoldOptions, type HoldOptions, type ResolvedHoldOptions } from './hold-options.js';
 import { Leadership, resolveLeadOptions, type Campaigner, type LeadOptions } from './leadership.js';
 import { startRenewal } from './renewal.js';
 import { checkResources } from './resources.js';
 import { RestartGuard } from './restart-guard.js';
+import { resolveLogger, type RedlockLogger } from './logger.js';
+import { MasterMonitor, type MasterState } from './master-monitor.js';
+import { secretsOf } from './redact.js';
 import { AttemptBudget, OUT_OF_TIME } from './retry.js';
 import { quorumOf, voteRound, type MasterOutcome, type VoteRound } from './votes.js';
 import { releaseChannelOf, Wakeups } from './wakeups.js';
@@ -43,7 +49,7 @@ import { noteAttempt, noteOutcomes, publishLost, traceAcquire, traceLockOperatio
  * await redlock.acquire('report', 30_000, { acquireTimeout: 2_000, signal: AbortSignal.timeout(5_000) });
  * @publicApi
  */
-export interface AcquireOptions extends RetryOptions, LockModeOptions {
+export interface AcquireOptions extends RetryOptions, LockModeOptions, HoldOptions {
   /** Gives up waiting when this signal aborts; the acquisition rejects with `signal.reason`. */
   signal?: AbortSignal;
   /** `acquire()` only: renew the lock automatically until it is released (as `using()` does). @default false */
@@ -60,6 +66,15 @@ export interface AcquireOptions extends RetryOptions, LockModeOptions {
  * @publicApi
  */
 export type TryAcquireOptions = Pick<AcquireOptions, 'mode' | 'limit' | 'fencing'>;
+
+/** Per-call options of `using()`: those of `acquire()` but `autoExtend` (a `using()` lock is always renewed). */
+export type UsingOptions = Omit<AcquireOptions, 'autoExtend'>;
+
+/** The limits of one renewed hold: when `minHold` ends, and the timer that ends it at `maxHold`. */
+interface HoldLimits {
+  minHoldUntil: number;
+  maxHoldTimer: NodeJS.Timeout | undefined;
+}
 
 /** How `acquireChecked` is to acquire. */
 interface AttemptOptions {
@@ -124,12 +139,16 @@ export class Redlock implements LockIssuer, Campaigner {
   #connecting: Promise<void> | undefined;
   #connected = false;
   readonly #closing = new AbortController();
+  /** `minHold` / `maxHold` of the locks that have them. */
+  readonly #limits = new WeakMap<Lock, HoldLimits>();
   #telemetry: Promise<() => void> | undefined;
   /** Campaigns still running: close() resigns them before it releases anything else. */
   readonly #leaderships = new Set<Leadership>();
   readonly #wakeups: Wakeups;
   readonly #guard: RestartGuard | undefined;
-  readonly #trusts: ((index: number) => boolean) | undefined;
+  readonly #monitor: MasterMonitor;
+  readonly #logger: Required<RedlockLogger>;
+  readonly #trusts: (index: number) => true | NonNullable<ReturnType<MasterMonitor['distrust']>>;
   /** The largest TTL this instance has used: how long the restart guard distrusts a fresh master. */
   #largestTtl: number;
 
@@ -142,9 +161,19 @@ export class Redlock implements LockIssuer, Campaigner {
     this.#largestTtl = this.options.ttl;
     const guard = this.options.restartGuard;
     if (guard) {
-      this.#guard = new RestartGuard(this.#masters, () => Math.max(guard.largestTtl ?? 0, this.#largestTtl), this.options.driftFactor);
-      this.#trusts = (i) => this.#guard!.trusts(i);
+      this.#guard = new RestartGuard(this.#masters.length, () => {
+        const ttl = Math.max(guard.largestTtl ?? 0, this.#largestTtl);
+        return ttl + driftOf(ttl, this.options.driftFactor);
+      });
     }
+    this.#logger = resolveLogger(this.options.logger);
+    this.#monitor = new MasterMonitor(this.#masters, this.#guard, {
+      allowEvictingMasters: this.options.allowEvictingMasters,
+      probeTimeout: Math.max(this.options.commandTimeout, this.options.connectTimeout),
+      logger: this.#logger,
+      secrets: secretsOf(this.options.nodes),
+    });
+    this.#trusts = (i) => this.#monitor.distrust(i) ?? true;
     setMaxListeners(0, this.#closing.signal); // every acquisition waiting to retry listens to it
   }
 
@@ -179,16 +208,93 @@ export class Redlock implements LockIssuer, Campaigner {
   }
 
   /**
-   * Opens the connections the library owns, waiting up to `connectTimeout`; masters still down are
-   * retried in the background. Optional: the first acquisition connects (within its own budget)
-   * when this was not called, but calling it at start-up moves that wait out of the first request.
+   * Each master as this instance sees it now (connected, trusted or why not and for how long,
+   * round trip, `maxmemory-policy`, `run_id`), in `nodes` order. Synchronous and read-only: for
+   * health checks and inspection. `refreshMasterStates()` asks the masters first.
+   *
+   * @example
+   * const counting = redlock.masterStates().filter((m) => m.trusted).length;
+   * if (counting < redlock.quorum) console.warn('locks cannot be taken now');
+   */
+  masterStates(): MasterState[] {
+    return this.#monitor.states();
+  }
+
+  /**
+   * Reads every connected master's `INFO` again (bounded by `connectTimeout`), then returns
+   * `masterStates()`: fresh round trips, and a failover noticed even without a reconnect.
+   *
+   * @example
+   * const states = await redlock.refreshMasterStates();
+   */
+  async refreshMasterStates(): Promise<MasterState[]> {
+    await this.#monitor.refresh();
+    return this.#monitor.states();
+  }
+
+  /**
+   * Resolves once a quorum of masters is connected and counts (the restart guard trusts them), so
+   * that a lock can be taken; rejects with `RedlockError` after `timeout` ms (default: the restart
+   * guard's duration plus `connectTimeout`), naming each master that does not count and why.
+   *
+   * @example
+   * await redlock.connect();
+   * await redlock.whenTrusted({ timeout: 15_000 }); // fresh masters: wait out the restart guard
+   */
+  async whenTrusted(options: { timeout?: number; signal?: AbortSignal } = {}): Promise<void> {
+    const ttl = Math.max(this.options.restartGuard ? (this.options.restartGuard.largestTtl ?? 0) : 0, this.#largestTtl);
+    const timeout = options.timeout === undefined ? (this.options.restartGuard ? ttl + driftOf(ttl, this.options.driftFactor) : 0) + this.options.connectTimeout : checkTtl(options.timeout, 'timeout');
+    const deadline = now() + timeout;
+    for (;;) {
+      options.signal?.throwIfAborted();
+      if (this.#closing.signal.aborted) throw new RedlockClosedError();
+      const states = this.#monitor.states();
+      if (states.filter((m) => m.trusted).length >= this.quorum) return;
+      const left = deadline - now();
+      if (left <= 0) {
+        const why = states
+          .filter((m) => !m.trusted)
+          .map((m) => `${m.label} ${m.distrust ?? 'not counted'}${m.distrust === 'unreachable' ? (m.lastError ? ` (${m.lastError})` : '') : m.distrustedFor ? ` for ${m.distrustedFor} ms more` : ''}`)
+          .join(', ');
+        throw new RedlockError(`Fewer than ${this.quorum} of ${states.length} masters count after ${timeout} ms: ${why}.`);
+      }
+      await new Promise<void>((resolve) => setTimeout(resolve, Math.min(25, left)).unref());
+    }
+  }
+
+  /**
+   * Opens the connections the library owns, waiting up to `connectTimeout` (masters still down are
+   * retried in the background), reads each master's `INFO`, and logs what an operator should know.
+   * Optional: the first acquisition connects (within its own budget) when this was not called;
+   * calling it at start-up takes that wait out of the first request.
+   *
+   * @throws RedlockConfigError naming the node when two nodes are the same Redis server, or a master's
+   * `maxmemory-policy` can evict lock keys (unless `allowEvictingMasters`).
    */
   connect(): Promise<void> {
-    return (this.#connecting ??= (async () => {
+    this.#connecting ??= (async () => {
+      const start = now();
       this.#telemetry ??= startTelemetry(this); // OpenTelemetry, when installed and an SDK is registered
       await Promise.all([this.#telemetry, connectMasters(this.#masters, this.options.connectTimeout)]);
+      await this.#monitor.settled(Math.max(100, this.options.connectTimeout - (now() - start)));
+      this.#monitor.connected(this.quorum);
       this.#connected = true;
-    })());
+    })().catch((error: unknown) => {
+      this.#connecting = undefined; // a later call tries again
+      throw error;
+    });
+    return this.#connecting;
+  }
+
+  /** JSON without secrets: the masters' labels and the options other than `nodes`. */
+  toJSON(): Record<string, unknown> {
+    const { nodes: _nodes, logger: _logger, ...options } = this.options;
+    return { masters: this.masters, quorum: this.quorum, options };
+  }
+
+  /** `console.log(redlock)` shows no password. @internal */
+  [utilInspect.custom](): string {
+    return `Redlock ${utilInspect(this.toJSON(), { depth: 3 })}`;
   }
 
   /**
@@ -203,16 +309,50 @@ export class Redlock implements LockIssuer, Campaigner {
    * const lock = await redlock.acquire(['seat:12A', 'seat:12B'], 3_000);
    * try { await book(); } finally { await lock.release(); }
    */
-  async acquire(resources: string | readonly string[], ttl?: number, options?: AcquireOptions): Promise<Lock> {
+  acquire(resources: string | readonly string[], ttl: number | undefined, options: AcquireOptions & { onBusy: 'skip' }): Promise<Lock | undefined>;
+  acquire(resources: string | readonly string[], ttl?: number, options?: AcquireOptions & { onBusy?: 'wait' }): Promise<Lock>;
+  acquire(resources: string | readonly string[], ttl?: number, options?: AcquireOptions): Promise<Lock | undefined>;
+  async acquire(resources: string | readonly string[], ttl?: number, options?: AcquireOptions): Promise<Lock | undefined> {
     const names = this.checkResources(resources);
     const lockTtl = checkTtl(ttl ?? this.options.ttl);
     checkCallOptions(options);
     const shape = checkLockMode(options, names.length);
-    const retry = resolveRetryOptions(this.options, options);
+    const hold = resolveHoldOptions(options, lockTtl, options?.autoExtend === true);
+    const retry = resolveRetryOptions(this.options, this.retryOverrides(options, hold));
     const acquire = () => this.acquireChecked(names, lockTtl, { retry, signal: options?.signal, fencing: options?.fencing ?? this.options.fencing, shape });
-    const lock = await (tracing() ? traceAcquire('acquire', names, lockTtl, options, acquire) : acquire());
+    let lock: Lock;
+    try {
+      lock = await (tracing() ? traceAcquire('acquire', names, lockTtl, options, acquire) : acquire());
+    } catch (error) {
+      if (hold.skip && error instanceof LockAcquisitionError && error.busy) return undefined;
+      throw error;
+    }
     if (options?.autoExtend) lock.renewWith(startRenewal(lock));
+    this.limitHold(lock, hold);
     return lock;
+  }
+
+  /** With `onBusy: 'skip'`, `retryCount` defaults to 0: a busy lock is skipped at once. */
+  private retryOverrides(options: AcquireOptions | undefined, hold: ResolvedHoldOptions): AcquireOptions | undefined {
+    return hold.skip && options?.retryCount === undefined ? { ...options, retryCount: 0 } : options;
+  }
+
+  /**
+   * Arms `maxHold` (the signal aborts and renewal stops once the lock has been held that long) and
+   * records when `minHold` ends (release then leaves the keys to lapse on the masters at that moment).
+   */
+  private limitHold(lock: Lock, hold: ResolvedHoldOptions): void {
+    if (hold.minHold === 0 && hold.maxHold === undefined) return;
+    const acquiredAt = now();
+    const maxHold = hold.maxHold;
+    const maxHoldTimer =
+      maxHold === undefined
+        ? undefined
+        : setTimeout(() => {
+            lock.markLost(LockLostError.maxHold(lock.resources, maxHold));
+          }, maxHold);
+    maxHoldTimer?.unref();
+    this.#limits.set(lock, { minHoldUntil: acquiredAt + hold.minHold, maxHoldTimer });
   }
 
   /**
@@ -246,18 +386,22 @@ export class Redlock implements LockIssuer, Campaigner {
    * @example
    * const seat = await redlock.using(`seat:${id}`, 2_000, async (lock) => sell(id, lock.signal));
    */
+  using<T>(resources: string | readonly string[], ttl: number | undefined, fn: (lock: Lock) => Promise<T> | T, options: UsingOptions & { onBusy: 'skip' }): Promise<T | undefined>;
+  using<T>(resources: string | readonly string[], ttl: number | undefined, fn: (lock: Lock) => Promise<T> | T, options?: UsingOptions & { onBusy?: 'wait' }): Promise<T>;
+  using<T>(resources: string | readonly string[], ttl: number | undefined, fn: (lock: Lock) => Promise<T> | T, options?: UsingOptions): Promise<T | undefined>;
   async using<T>(
     resources: string | readonly string[],
     ttl: number | undefined,
     fn: (lock: Lock) => Promise<T> | T,
-    options?: Omit<AcquireOptions, 'autoExtend'>,
-  ): Promise<T> {
+    options?: UsingOptions,
+  ): Promise<T | undefined> {
     const names = this.checkResources(resources);
     const lockTtl = checkTtl(ttl ?? this.options.ttl);
     if (typeof fn !== 'function') throw new RedlockConfigError('fn', `\`fn\` must be the function to run under the lock; got ${typeof fn}.`);
     checkCallOptions(options);
     const shape = checkLockMode(options, names.length);
-    const retry = resolveRetryOptions(this.options, options);
+    const hold = resolveHoldOptions(options, lockTtl);
+    const retry = resolveRetryOptions(this.options, this.retryOverrides(options, hold));
 
     const inherited = new Set<Lock>();
     const missing: string[] = [];
@@ -274,8 +418,15 @@ export class Redlock implements LockIssuer, Campaigner {
     }
 
     const acquire = () => this.acquireChecked(missing, lockTtl, { retry, signal: options?.signal, fencing: options?.fencing ?? this.options.fencing, shape });
-    const lock = await (tracing() ? traceAcquire('using', missing, lockTtl, options, acquire) : acquire());
+    let lock: Lock;
+    try {
+      lock = await (tracing() ? traceAcquire('using', missing, lockTtl, options, acquire) : acquire());
+    } catch (error) {
+      if (hold.skip && error instanceof LockAcquisitionError && error.busy) return undefined;
+      throw error;
+    }
     lock.renewWith(startRenewal(lock));
+    this.limitHold(lock, hold);
     let result: T;
     try {
       result = await runWithLock(lock, () => fn(lock));
@@ -536,6 +687,7 @@ export class Redlock implements LockIssuer, Campaigner {
     const validUntil = validUntilOf(start, ttl, this.options.driftFactor);
     if (won && lock.isHeld && validUntil > now()) {
       lock.markExtended(validUntil, ttl);
+      if (!shape) void round.settled.then(() => this.repairQuorum(lock, ttl, timeout, round.replies));
       return;
     }
     const refused = round.outcomes.filter((o) => o?.status === 'refused').length;
@@ -551,6 +703,19 @@ export class Redlock implements LockIssuer, Campaigner {
     throw LockExtensionError.of(lock.resources, settledOutcomes(round.outcomes, this.#masters), lock.validity);
   }
 
+  /**
+   * Quorum repair (docs/quorum-repair.md): after an extension won a quorum, re-takes the keys (same
+   * value, same TTL) on the masters that answered that they no longer have them, so that one master
+   * losing a key (a restart, an eviction, a clock jump) does not leave the holder on a bare quorum.
+   * Only while the lock is still valid here, that is while a majority holds it, so no other holder
+   * can hold a majority: the keys it re-takes are keys this holder is entitled to.
+   */
+  private repairQuorum(lock: Lock, ttl: number, timeout: number, replies: readonly unknown[]): void {
+    const lost = this.#masters.filter((_, i) => replies[i] === 2);
+    if (lost.length === 0 || !lock.isHeld) return;
+    void voteRound(lost, lost.length, timeout, (m) => m.scripts.quorumLockRepair(lock.keys.length, ...lock.keys, lock.value, String(ttl)), (reply) => reply === 1).settled;
+  }
+
   /** Used by `Lock.release()`. @internal */
   releaseLock(lock: Lock): Promise<void> {
     return traceLockOperation('release', lock, lock.ttl, () => this.releaseNow(lock));
@@ -564,18 +729,45 @@ export class Redlock implements LockIssuer, Campaigner {
   private releaseNow(lock: Lock): Promise<void> {
     const pending = this.#releases.get(lock);
     if (pending) return pending; // a concurrent release() resolves with the first, once a quorum confirmed
+    const wasHeld = lock.isHeld;
     if (!lock.markReleased()) return Promise.resolve();
-    const releasing = this.releaseOnMasters(lock);
+    const releasing = this.releaseOnMasters(lock, wasHeld);
     this.#releases.set(lock, releasing);
     return releasing;
   }
 
-  private async releaseOnMasters(lock: Lock): Promise<void> {
+  private async releaseOnMasters(lock: Lock, wasHeld: boolean): Promise<void> {
     this.untrack(lock);
+    if (await this.endMinHold(lock, wasHeld)) return;
     const round = this.releaseHeld(lock, commandTimeoutFor(lock.ttl, this.options.commandTimeout), true);
     noteOutcomes(round.outcomes);
     await round.decided;
     for (const key of lock.keys) this.#wakeups.released(key, lock.value);
+  }
+
+  /**
+   * Ends a hold released before its `minHold` was over: instead of deleting the keys, shortens them to
+   * lapse on the masters when `minHold` ends. The keys already outlive that moment (minHold <= ttl,
+   * set or renewed since acquisition), so a master that misses this keeps a longer TTL, never a
+   * shorter one. Returns false when the lock has no `minHold` left or was lost (delete it as usual).
+   */
+  private async endMinHold(lock: Lock, wasHeld: boolean): Promise<boolean> {
+    const limits = this.#limits.get(lock);
+    if (!limits) return false;
+    clearTimeout(limits.maxHoldTimer);
+    this.#limits.delete(lock);
+    const left = Math.ceil(limits.minHoldUntil - now());
+    if (!wasHeld || left <= 0) return false;
+    const timeout = commandTimeoutFor(lock.ttl, this.options.commandTimeout);
+    const shape = shapeOf(lock);
+    const round =
+      shape?.kind === 'read'
+        ? shared.extendRead(this.roundContext(timeout), lock.keys, lock.value, String(left))
+        : shape?.kind === 'permit'
+          ? shared.extendPermit(this.roundContext(timeout), lock.keys[0], shape.limit, shape.slot, lock.value, String(left))
+          : voteRound(this.#masters, this.quorum, timeout, (m) => m.scripts.quorumLockExtend(lock.keys.length, ...lock.keys, lock.value, String(left)), () => true);
+    await round.decided;
+    return true;
   }
 
   /**
@@ -618,7 +810,7 @@ export class Redlock implements LockIssuer, Campaigner {
       ...this.#cleanups,
     ]);
     this.#wakeups.close();
-    this.#guard?.dispose();
+    this.#monitor.dispose();
     void this.#telemetry?.then((stop) => stop());
     closeMasters(this.#masters);
   }

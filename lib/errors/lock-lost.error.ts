@@ -9,14 +9,15 @@ import { RedlockError } from './redlock.error.js';
  * - `released`: it had been released when it was used (for example extended);
  * - `shutdown`: `close()` (Nest `app.close()`) released it;
  * - `resigned`: a leadership's term ended because it resigned (or its campaign stopped);
- * - `not-leader`: a leadership's signal while it is not leading.
+ * - `not-leader`: a leadership's signal while it is not leading;
+ * - `max-hold`: the lock had been held for its `maxHold`, so renewal stopped.
  *
  * @example
  * if (lock.lostReason?.reason === 'shutdown') return; // the app is stopping, not a conflict
  * @publicApi
  */
 export type LockLostReason =
-  'not-renewed' | 'lapsed' | 'majority-lost' | 'released' | 'shutdown' | 'resigned' | 'not-leader';
+  'not-renewed' | 'lapsed' | 'majority-lost' | 'released' | 'shutdown' | 'resigned' | 'not-leader' | 'max-hold';
 
 /**
  * The lock can no longer be trusted to be held; `reason` says why. It is the `reason` of
@@ -75,6 +76,11 @@ export class LockLostError extends RedlockError {
     return new LockLostError(resources, 'not-leader', why);
   }
 
+  /** The lock had been held for `maxHold` ms: renewal stopped on purpose. */
+  static maxHold(resources: readonly string[], maxHold: number): LockLostError {
+    return new LockLostError(resources, 'max-hold', `${maxHold} ms`);
+  }
+
   private static messageOf(resources: readonly string[], reason: LockLostReason, detail: string | undefined): string {
     const on = `The lock on ${quote(resources)}`;
     switch (reason) {
@@ -92,6 +98,8 @@ export class LockLostError extends RedlockError {
         return `Leadership of ${quote(resources)} was resigned${detail ? ` (${detail})` : ''}.`;
       case 'not-leader':
         return `Not the leader of ${quote(resources)}${detail ? `: ${detail}` : ''}.`;
+      case 'max-hold':
+        return `${on} was held for its \`maxHold\`${detail ? ` (${detail})` : ''}: renewal stopped, and mutual exclusion is no longer guaranteed.`;
     }
   }
 }

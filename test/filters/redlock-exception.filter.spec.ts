@@ -59,7 +59,7 @@ class LocksController {
 
   @Get('key/:id')
   @Locked('item:#id.missing')
-  key(@Param('id') id: string) {
+  async key(@Param('id') id: string) {
     return id;
   }
 

@@ -133,7 +133,7 @@ describe('invalid options are refused at start-up', () => {
     const declare = () => {
       class BadTtl {
         @Locked('x:#id', -5)
-        run(id: string): string {
+        async run(id: string): Promise<string> {
           return id;
         }
       }

@@ -403,7 +403,7 @@ describe('metadata of the wrapped method', () => {
       @SetMetadata('above', 'a')
       @Locked('t:#id')
       @SetMetadata('below', 'b')
-      run(id: string): string {
+      async run(id: string): Promise<string> {
         return id;
       }
     }

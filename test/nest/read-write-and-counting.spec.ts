@@ -100,7 +100,7 @@ describe('@Locked with `mode` and `limit` (two applications, 3 masters)', () => 
   });
 
   it('refuses a bad `mode` or `limit` at decoration time, naming the option', () => {
-    const decorate = (options: object) => () => Locked('x', options as never)({}, 'm', { value: () => undefined });
+    const decorate = (options: object) => () => Locked('x', options as never)({}, 'm', { value: async () => undefined });
     expect(decorate({ mode: 'shared' })).toThrow(expect.objectContaining({ option: 'mode' }));
     expect(decorate({ limit: 0 })).toThrow(expect.objectContaining({ option: 'limit' }));
     expect(decorate({ limit: 2, mode: 'read' })).toThrow(expect.objectContaining({ option: 'mode' }));
