@@ -4,6 +4,11 @@ declare global {
   // Free variables that statement-level snippets use: an injected service and a request value.
   const redlock: import('../../lib/index.js').RedlockService;
   const tenant: string;
+  /** `this` of statement-level snippets: the members of the service they are written in. */
+  interface ReadmeThis {
+    redlock: import('../../lib/index.js').RedlockService;
+    consumer: { start(signal: AbortSignal): void; stop(): void };
+  }
   class AppModule {}
   class ImportService {
     import(tenant: string): Promise<void>;
