@@ -583,6 +583,7 @@ export class Redlock implements LockIssuer, Campaigner {
     const validUntil = validUntilOf(start, ttl, this.options.driftFactor);
     if (won && lock.isHeld && validUntil > now()) {
       lock.markExtended(validUntil, ttl);
+      if (!shape) void round.settled.then(() => this.repairQuorum(lock, ttl, timeout, round.replies));
       return;
     }
     const refused = round.outcomes.filter((o) => o?.status === 'refused').length;
@@ -596,6 +597,19 @@ export class Redlock implements LockIssuer, Campaigner {
       throw reason;
     }
     throw LockExtensionError.of(lock.resources, settledOutcomes(round.outcomes, this.#masters), lock.validity);
+  }
+
+  /**
+   * Quorum repair (docs/quorum-repair.md): after an extension won a quorum, re-takes the keys (same
+   * value, same TTL) on the masters that answered that they no longer have them, so that one master
+   * losing a key (a restart, an eviction, a clock jump) does not leave the holder on a bare quorum.
+   * Only while the lock is still valid here, that is while a majority holds it, so no other holder
+   * can hold a majority: the keys it re-takes are keys this holder is entitled to.
+   */
+  private repairQuorum(lock: Lock, ttl: number, timeout: number, replies: readonly unknown[]): void {
+    const lost = this.#masters.filter((_, i) => replies[i] === 2);
+    if (lost.length === 0 || !lock.isHeld) return;
+    void voteRound(lost, lost.length, timeout, (m) => m.scripts.quorumLockRepair(lock.keys.length, ...lock.keys, lock.value, String(ttl)), (reply) => reply === 1).settled;
   }
 
   /** Used by `Lock.release()`. @internal */
