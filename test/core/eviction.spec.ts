@@ -86,7 +86,7 @@ describe('masters with an evicting maxmemory-policy', () => {
     const before = await idsOf();
     await Promise.all(evicting.urls.map(async (url) => {
       const killer = new Redis(url);
-      await killer.client('KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
+      await killer.call('CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
       killer.disconnect();
     }));
     expect(await waitFor(async () => (await idsOf()).every((ids, i) => ids !== '' && ids !== before[i]), 5_000)).toBe(true);
