@@ -57,7 +57,7 @@ export const MUTANTS: Mutant[] = [
   {
     name: 'guard-always-trusts',
     bug: 'the restart guard trusts a master that restarted empty at once',
-    patches: [{ file: 'core/restart-guard.ts', find: 'return until === 0 || (until <= now() && ((this.#distrustedUntil[i] = 0), true));', replace: 'return true;' }],
+    patches: [{ file: 'core/restart-guard.ts', find: 'trusts(i: number): boolean {\n    if (this.#pending[i]) return false;', replace: 'trusts(i: number): boolean {\n    if (i >= 0) return true;\n    if (this.#pending[i]) return false;' }],
     phase: { fault: 'kill-restart', guard: true },
   },
   {
@@ -65,7 +65,7 @@ export const MUTANTS: Mutant[] = [
     bug: "a lost lock's signal never aborts",
     patches: [
       { file: 'core/lock.ts', find: 'this.#controller?.abort(reason);', replace: '' },
-      { file: 'core/lock.ts', find: 'if (this.#lostReason) this.#controller.abort(this.#lostReason);', replace: 'if (this.#lostReason) void 0;' },
+      { file: 'core/lock.ts', find: 'if (this.#lostReason) controller.abort(this.#lostReason);', replace: 'if (this.#lostReason) void 0;' },
     ],
     phase: { fault: 'master-pause', guard: true },
   },

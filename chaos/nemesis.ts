@@ -216,8 +216,8 @@ export interface NemesisContext {
   readonly hotKeys: readonly string[];
   /** Client pauses are appended here. */
   readonly pauses: ClientPause[];
-  /** The clients' per-command bound, ms. */
-  readonly commandTimeout: number;
+  /** The clients' per-command bound, ms (default 200). */
+  readonly commandTimeout?: number;
 }
 
 export type FaultKind =
@@ -488,9 +488,10 @@ export const schedules: Record<FaultKind, (ctx: NemesisContext) => Promise<Fault
   async 'slow-masters'(ctx) {
     const k = [1, 2, 5][ctx.variant % 3];
     const ms = shuffled(range(ctx.cluster.size)).slice(0, k).sort();
-    const delay = Math.floor(ctx.commandTimeout * 0.45); // each way: a round trip just under commandTimeout
+    const commandTimeout = ctx.commandTimeout ?? 200;
+    const delay = Math.floor(commandTimeout * 0.45); // each way: a round trip just under commandTimeout
     const ids = ctx.clients.map((c) => c.id);
-    const b = await holdProxyFaults(ctx, 'slow-masters', `${k} slow`, [{ clients: ids, masters: ms, fault: { kind: 'delay', ms: delay }, label: `${names(ms)} answer in ~${2 * delay} ms (commandTimeout ${ctx.commandTimeout})` }]);
+    const b = await holdProxyFaults(ctx, 'slow-masters', `${k} slow`, [{ clients: ids, masters: ms, fault: { kind: 'delay', ms: delay }, label: `${names(ms)} answer in ~${2 * delay} ms (commandTimeout ${commandTimeout})` }]);
     b.delayMs = delay;
     return b;
   },

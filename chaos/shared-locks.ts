@@ -47,7 +47,10 @@ interface PhaseRow {
   bands: string[];
 }
 
-const seconds = Number(process.argv[process.argv.indexOf('--seconds') + 1]) || 8;
+// The flags of `npm run chaos` that apply here (--quick, --seconds, --phases); others are ignored.
+const argv = process.argv.slice(2);
+const seconds = Number(argv[argv.indexOf('--seconds') + 1]) || (argv.includes('--quick') ? 4 : 8);
+const only = argv.includes('--phases') ? argv[argv.indexOf('--phases') + 1]?.split(',') : undefined;
 
 /** Holders at once, per resource: the largest count, and the overlaps that break the lock's rule. */
 function check(kind: Kind, holds: readonly Hold[], bands: readonly FaultBand[]) {
@@ -149,7 +152,7 @@ async function main(): Promise<number> {
   try {
     let n = 0;
     for (const kind of ['semaphore', 'read-write'] as Kind[]) {
-      for (const fault of FAULTS) {
+      for (const fault of FAULTS.filter((f) => !only || only.includes(f))) {
         const row = await runPhase(kind, fault, cluster, `s${String(++n).padStart(2, '0')}`);
         rows.push(row);
         console.log(
