@@ -105,6 +105,9 @@ function settledOutcomes(outcomes: readonly (MasterOutcome | undefined)[], maste
   return outcomes.map((o, i) => o ?? { master: masters[i].label, status: 'timeout' as const });
 }
 
+/** Ends of a lock that are not news to an operator: the holder itself released or resigned. */
+const QUIET_LOSSES = new Set<string>(['released', 'resigned', 'not-leader']);
+
 /** `tryAcquire()`'s policy: one attempt, no waiting. */
 const ONE_TRY: ResolvedRetryOptions = Object.freeze({ retryCount: 0, retryDelay: 0, retryJitter: 0, acquireTimeout: undefined });
 
@@ -528,7 +531,7 @@ export class Redlock implements LockIssuer, Campaigner {
           this.track(lock);
           // Others of this process queued behind a shared lock may share it too: pass the wake-up on
           // (not with the value: the holder's own release must still wake).
-          if (shape) for (const key of keys) this.#wakeups.released(key, `${value}:granted`);
+          if (sharedResult?.roomLeft) for (const key of keys) this.#wakeups.released(key, `${value}:granted`);
           return lock;
         }
         // Failed: release on ALL masters, the ones that said no or timed out included (silently: nothing was free).
@@ -724,6 +727,8 @@ export class Redlock implements LockIssuer, Campaigner {
   /** Used by `Lock` when it is lost: tells the channel and the log. @internal */
   lockLost(lock: Lock, reason: LockLostError): void {
     publishLost(lock, reason);
+    // the message names the resources and why; never the lock's value
+    if (!QUIET_LOSSES.has(reason.reason)) this.#logger.warn(`${reason.message} (${reason.reason})`);
   }
 
   private releaseNow(lock: Lock): Promise<void> {
