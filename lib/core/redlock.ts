@@ -531,7 +531,7 @@ export class Redlock implements LockIssuer, Campaigner {
           this.track(lock);
           // Others of this process queued behind a shared lock may share it too: pass the wake-up on
           // (not with the value: the holder's own release must still wake).
-          if (shape) for (const key of keys) this.#wakeups.released(key, `${value}:granted`);
+          if (sharedResult?.roomLeft) for (const key of keys) this.#wakeups.released(key, `${value}:granted`);
           return lock;
         }
         // Failed: release on ALL masters, the ones that said no or timed out included (silently: nothing was free).
