@@ -15,6 +15,9 @@ export { LeaderOnly, type LeaderOnlyOptions } from './decorators/leader-only.dec
 export { currentLock } from './core/lock-context.js';
 export type { LockKey } from './core/key-template.js';
 export type { MasterOutcome } from './core/votes.js';
+export type { RedlockLogger } from './core/logger.js';
+export type { MasterState, DistrustReason } from './core/master-monitor.js';
+export type { GuardReason } from './core/restart-guard.js';
 export { REDLOCK_DEFAULTS, type RedlockNode, type RedlockOptions, type RetryOptions } from './core/options.js';
 export * from './errors/index.js';
 export * from './filters/index.js';

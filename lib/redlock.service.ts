@@ -1,4 +1,4 @@
-import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { Redlock } from './core/redlock.js';
 import { registerLoadedFormat } from './dual-package.js';
 import { REDLOCK_MODULE_OPTIONS, type RedlockModuleOptions } from './redlock.module-definition.js';
@@ -23,7 +23,8 @@ registerLoadedFormat();
 @Injectable()
 export class RedlockService extends Redlock implements OnModuleInit, OnApplicationShutdown {
   constructor(@Inject(REDLOCK_MODULE_OPTIONS) options: RedlockModuleOptions) {
-    super(options);
+    // Nest's Logger by default (context `Redlock`); `logger: false` silences the library.
+    super({ ...options, logger: options.logger === undefined ? new Logger('Redlock') : options.logger });
   }
 
   /** Connects the masters (waits up to `connectTimeout`). */

@@ -1,7 +1,7 @@
 import { now } from './clock.js';
 import { issueFencingToken } from './fencing.js';
 import type { Master } from './master.js';
-import { voteRound, type VoteRound } from './votes.js';
+import { voteRound, type TrustCheck, type VoteRound } from './votes.js';
 
 /** What one acquire attempt asks every master for. */
 export interface AcquireRequest {
@@ -24,7 +24,7 @@ export interface RoundContext {
   /** How many masters must take a fencing token. */
   readonly fencingQuorum: number;
   /** False for a master whose vote must not count (the restart guard). */
-  readonly trusts: ((index: number) => boolean) | undefined;
+  readonly trusts: TrustCheck | undefined;
 }
 
 /**

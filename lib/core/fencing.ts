@@ -1,5 +1,5 @@
 import type { Master } from './master.js';
-import { voteRound } from './votes.js';
+import { voteRound, type TrustCheck } from './votes.js';
 
 /**
  * Fencing tokens across masters. Each resource has a counter on every master. Once a lock is won,
@@ -24,7 +24,7 @@ export async function issueFencingToken(
   timeoutMs: number,
   counterKeys: readonly string[],
   proposal: number,
-  trusts: ((index: number) => boolean) | undefined,
+  trusts: TrustCheck | undefined,
   rounds = 4,
 ): Promise<number | undefined> {
   let token = proposal;

@@ -75,14 +75,41 @@ export class Lock implements AsyncDisposable {
    * Aborts with a `LockLostError` when the lock can no longer be trusted: renewal failed, a majority
    * of masters no longer hold it, or its validity is about to end without renewal (5 % of the TTL
    * before, at least 2 ms). A normal `release()` does not abort it.
+   *
+   * Its state is also checked when read: once validity has ended, `signal.aborted`, `signal.reason`
+   * and `signal.throwIfAborted()` show the loss even if no timer could run (a synchronous stall of
+   * the event loop), so it never disagrees with `isHeld` and `validity`.
    */
   get signal(): AbortSignal {
+    this.checkDeadline();
     if (!this.#controller) {
-      this.#controller = new AbortController();
-      if (this.#lostReason) this.#controller.abort(this.#lostReason);
+      const controller = new AbortController();
+      this.#controller = controller;
+      this.checkOnRead(controller.signal);
+      if (this.#lostReason) controller.abort(this.#lostReason);
       else if (this.#state === 'held') this.armLossTimer();
     }
     return this.#controller.signal;
+  }
+
+  /** A lock whose validity has ended while nothing could run is lost now. */
+  private checkDeadline(): void {
+    if (this.#state === 'held' && this.#validUntil <= now()) this.expire();
+  }
+
+  /** Makes `signal`'s state computed on read: `aborted`, `reason` and `throwIfAborted()` check the deadline first. */
+  private checkOnRead(signal: AbortSignal): void {
+    const proto = AbortSignal.prototype;
+    const check = (): void => this.checkDeadline();
+    Object.defineProperties(signal, {
+      aborted: { configurable: true, get: () => (check(), Reflect.get(proto, 'aborted', signal) as boolean) },
+      reason: { configurable: true, get: () => (check(), Reflect.get(proto, 'reason', signal) as unknown) },
+      throwIfAborted: { configurable: true, writable: true, value: () => (check(), proto.throwIfAborted.call(signal)) },
+    });
+  }
+
+  private expire(): void {
+    this.markLost(this.#stopRenewal ? LockLostError.notRenewed(this.resources) : LockLostError.lapsed(this.resources));
   }
 
   /** The reason the lock was lost, or undefined. */
@@ -140,6 +167,7 @@ export class Lock implements AsyncDisposable {
   /** Marks the lock released; returns false when it already was. @internal */
   markReleased(): boolean {
     if (this.#releaseRequested) return false;
+    this.checkDeadline(); // released after its validity ended (a stall): it was lost first
     this.#releaseRequested = true;
     if (this.#state === 'held') this.#state = 'released';
     this.#stopRenewal?.();
@@ -171,7 +199,7 @@ export class Lock implements AsyncDisposable {
     const delay = this.#validUntil - lossMarginOf(this.#ttl) - now();
     const expire = (): void => {
       this.#lossTimer = undefined;
-      this.markLost(this.#stopRenewal ? LockLostError.notRenewed(this.resources) : LockLostError.lapsed(this.resources));
+      this.expire();
     };
     if (delay <= 0) {
       this.#lossTimer = undefined;

@@ -1,18 +1,24 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import { RedlockConfigError } from '../errors/redlock-config.error.js';
+import { resolve as resolvePath } from 'node:path';
 import type { RedlockNode } from './options.js';
+import { redactUrl } from './redact.js';
 import { defineScripts, type ScriptedClient } from './scripts.js';
 
 /** One Redis master as the library sees it. */
 export interface Master {
-  /** `host:port` (or the socket path), for error messages and outcomes. */
+  /** `host:port` (or the socket path), for error messages and outcomes; never holds a password. */
   readonly label: string;
+  /** Its position in `nodes`. */
+  readonly index: number;
   readonly client: Redis;
   readonly scripts: ScriptedClient;
   /** True when the library opened the connection and so must close it. */
   readonly owned: boolean;
   /** True while this tick's writes to the master are being held back, to go out in one syscall. */
   corked: boolean;
+  /** The last connection error of a connection the library owns (cleared when it is ready). */
+  lastError?: Error;
 }
 
 /**
@@ -46,37 +52,103 @@ function isRedisInstance(node: object): node is Redis {
   return typeof (node as Redis).defineCommand === 'function' && typeof (node as Redis).sendCommand === 'function';
 }
 
+/**
+ * One spelling per address, so that a master listed twice is seen at start-up: `LOCALHOST`, `::1`
+ * and `127.1` are all 127.0.0.1; IPv6 forms are compressed; IPv4-mapped IPv6 is IPv4. A host name
+ * that resolves to another node's address is caught at connect time by the server's `run_id`.
+ */
+export function normalizeHost(host: string): string {
+  let h = host.trim().toLowerCase().replace(/\.$/, '');
+  if (h.startsWith('[') && h.endsWith(']')) h = h.slice(1, -1);
+  if (h === '' || h === 'localhost' || h.endsWith('.localhost')) return '127.0.0.1';
+  if (h.includes(':')) {
+    try {
+      h = new URL(`http://[${h}]`).hostname.slice(1, -1);
+    } catch {
+      return h;
+    }
+    const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(h);
+    if (mapped) {
+      const hi = parseInt(mapped[1], 16);
+      const lo = parseInt(mapped[2], 16);
+      return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+    }
+    return h === '::1' ? '127.0.0.1' : h;
+  }
+  if (/^[0-9a-fx.]+$/.test(h)) {
+    try {
+      return new URL(`http://${h}`).hostname; // WHATWG parsing: 127.1, 0x7f.1, 2130706433 → 127.0.0.1
+    } catch {
+      return h;
+    }
+  }
+  return h;
+}
+
 function hostLabel(host: string | undefined, port: number | undefined, path?: string): string {
-  if (path) return `unix:${path}`;
-  const h = !host || host === 'localhost' || host === '::1' || host === '[::1]' ? '127.0.0.1' : host.toLowerCase();
-  return `${h}:${port ?? 6379}`;
+  if (path) return `unix:${resolvePath(path)}`;
+  const h = normalizeHost(host ?? 'localhost');
+  return `${h.includes(':') ? `[${h}]` : h}:${port ?? 6379}`;
+}
+
+/** A Sentinel-managed group is named by its master name and first sentinel. */
+function sentinelLabel(o: RedisOptions): string {
+  const first = o.sentinels![0] as { host?: string; port?: number };
+  return `sentinel:${o.name ?? 'mymaster'}@${hostLabel(first.host, first.port ?? 26379)}`;
+}
+
+function checkPort(option: string, port: unknown, shown: string): void {
+  if (port === undefined) return;
+  const n = typeof port === 'string' && /^\d+$/.test(port) ? Number(port) : port;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 65_535) {
+    throw new RedlockConfigError(option, `\`${option}\` has a bad port (${typeof port === 'string' ? JSON.stringify(port) : String(port)}) in ${shown}: a port is a whole number from 1 to 65535.`);
+  }
 }
 
 /** Works out where a node points, refusing what cannot be a master. No connection is made. */
 function describeNode(node: RedlockNode, index: number): { label: string; create?: () => Redis; instance?: Redis } {
   const option = `nodes[${index}]`;
   if (typeof node === 'string') {
+    const text = node.trim();
+    const shown = JSON.stringify(redactUrl(text));
+    if (text === '') {
+      throw new RedlockConfigError(option, `\`${option}\` is empty${node === '' ? '' : ' (only spaces)'}: a stray comma in a node list? Give a redis://host:port URL.`);
+    }
+    if (/\s/.test(text)) {
+      throw new RedlockConfigError(option, `\`${option}\` contains a space: ${shown}. Give one redis://host:port URL per entry.`);
+    }
+    const port = /^[a-z][a-z0-9+.-]*:\/\/(?:[^/@]*@)?(?:\[[^\]]*\]|[^:/?#]*):([^/?#]*)/i.exec(text)?.[1];
+    if (port !== undefined && port !== '') checkPort(option, port, shown);
     let url: URL;
     try {
-      url = new URL(node);
+      url = new URL(text);
     } catch {
-      throw new RedlockConfigError(option, `\`${option}\` is not a valid URL: ${JSON.stringify(node)}. Use redis://host:port or rediss://host:port.`);
+      throw new RedlockConfigError(option, `\`${option}\` is not a valid URL: ${shown}. Use redis://host:port or rediss://host:port.`);
     }
     if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') {
-      throw new RedlockConfigError(option, `\`${option}\` must be a redis:// or rediss:// URL; got ${JSON.stringify(node)}.`);
+      throw new RedlockConfigError(option, `\`${option}\` must be a redis:// or rediss:// URL; got ${shown}.`);
     }
+    if (!url.hostname) throw new RedlockConfigError(option, `\`${option}\` names no host: ${shown}. Use redis://host:port.`);
     const label = hostLabel(url.hostname, url.port ? Number(url.port) : undefined);
-    return { label, create: () => new Redis(node, { ...OWNED_CONNECTION_DEFAULTS, lazyConnect: true, enableOfflineQueue: false }) };
+    return { label, create: () => new Redis(text, { ...OWNED_CONNECTION_DEFAULTS, lazyConnect: true, enableOfflineQueue: false }) };
   }
   if (node !== null && typeof node === 'object') {
     if (isRedisInstance(node)) {
       const o = node.options ?? {};
-      return { label: hostLabel(o.host, o.port, o.path), instance: node };
+      return { label: o.sentinels?.length ? sentinelLabel(o) : hostLabel(o.host, o.port, o.path), instance: node };
     }
     const o = node as RedisOptions;
+    if (o.sentinels?.length) {
+      return { label: sentinelLabel(o), create: () => new Redis({ ...OWNED_CONNECTION_DEFAULTS, ...o, lazyConnect: true, enableOfflineQueue: false }) };
+    }
+    const shown = `{ host: ${JSON.stringify(o.host ?? 'localhost')}, port: ${String(o.port ?? 6379)} }`;
+    if (o.host !== undefined && (typeof o.host !== 'string' || o.host.trim() === '')) {
+      throw new RedlockConfigError(option, `\`${option}.host\` must be a non-empty host name or address; got ${typeof o.host === 'string' ? '""' : typeof o.host}.`);
+    }
+    checkPort(option, o.port, shown);
     return {
-      label: hostLabel(o.host, o.port, o.path),
-      create: () => new Redis({ ...OWNED_CONNECTION_DEFAULTS, ...o, lazyConnect: true, enableOfflineQueue: false }),
+      label: hostLabel(o.host?.trim(), o.port === undefined ? undefined : Number(o.port), o.path),
+      create: () => new Redis({ ...OWNED_CONNECTION_DEFAULTS, ...o, ...(o.host ? { host: o.host.trim() } : {}), lazyConnect: true, enableOfflineQueue: false }),
     };
   }
   throw new RedlockConfigError(option, `\`${option}\` must be a redis:// URL, ioredis options or an ioredis instance; got ${node === null ? 'null' : typeof node}.`);
@@ -99,11 +171,29 @@ export function openMasters(nodes: readonly RedlockNode[]): Master[] {
     }
     seen.set(d.label, i);
   });
-  return described.map((d) => {
+  return described.map((d, index) => {
     const client = d.instance ?? d.create!();
-    if (!d.instance) client.on('error', () => undefined); // outcomes carry the errors; avoid "Unhandled error event" noise
-    return { label: d.label, client, scripts: defineScripts(client), owned: !d.instance, corked: false };
+    const master: Master = { label: d.label, index, client, scripts: defineScripts(client), owned: !d.instance, corked: false };
+    if (!d.instance) {
+      // Outcomes and the start-up log carry the errors; this also avoids "Unhandled error event" noise.
+      client.on('error', (error: Error) => (master.lastError = error));
+      client.on('ready', () => (master.lastError = undefined));
+    }
+    return master;
   });
+}
+
+/**
+ * The error to report for a command that failed on `master`: when the connection is down, ioredis
+ * says only "Stream isn't writeable…"; the network error that brought it down (for example
+ * `connect ECONNREFUSED 127.0.0.1:1`) says what to fix.
+ */
+export function explainFailure(master: Master, error: Error): Error {
+  const last = master.lastError;
+  if (last && master.client.status !== 'ready' && /Stream isn't writeable|Connection is closed|enableOfflineQueue/i.test(error.message)) {
+    return new Error(`${master.label} is unreachable: ${redactUrl(last.message)}`, { cause: error });
+  }
+  return error;
 }
 
 /** Connects the masters the library opened, waiting at most `timeoutMs`; masters still down keep reconnecting. */

@@ -1,5 +1,6 @@
 import type { Redis, RedisOptions } from 'ioredis';
 import { RedlockConfigError } from '../errors/redlock-config.error.js';
+import { isLogger, type RedlockLogger } from './logger.js';
 
 /**
  * One Redis master: a `redis://` / `rediss://` URL, ioredis connection options, or an ioredis
@@ -96,13 +97,29 @@ export interface RedlockOptions extends RetryOptions {
    * fenced locks then need W masters up. @default floor(N/2)+1
    */
   fencingQuorum?: number;
+  /**
+   * Where the library logs (context `Redlock`): masters unreachable, distrusted or trusted again,
+   * an even number of masters, risky server settings. `false` silences it. Outside Nest the default
+   * prints warnings and errors on `console`; `RedlockService` defaults to Nest's `new Logger('Redlock')`.
+   * No line contains a password or a lock value. @default console warnings (Nest: `Logger('Redlock')`)
+   */
+  logger?: RedlockLogger | false;
+  /**
+   * Let masters whose `maxmemory-policy` can evict keys (anything but `noeviction`) vote. Off, such a
+   * master is refused: `connect()` rejects with `RedlockConfigError` naming it, and its votes do not
+   * count; an evicted lock key lets a second client win a lock that is still held. On, each such
+   * master is warned about once. @default false
+   */
+  allowEvictingMasters?: boolean;
 }
 
 /** Retry settings with every default filled in. */
 export type ResolvedRetryOptions = Required<Omit<RetryOptions, 'acquireTimeout'>> & { acquireTimeout: number | undefined };
 
 /** Options with every default filled in. */
-export interface ResolvedRedlockOptions extends Required<Omit<RedlockOptions, 'acquireTimeout' | 'restartGuard' | 'fencingQuorum'>> {
+export interface ResolvedRedlockOptions extends Required<Omit<RedlockOptions, 'acquireTimeout' | 'restartGuard' | 'fencingQuorum' | 'logger'>> {
+  /** The `logger` option as given (undefined: the default). */
+  logger: RedlockLogger | false | undefined;
   fencingQuorum: number;
   acquireTimeout: number | undefined;
   /** The restart guard's largest TTL, or `undefined` to track it, or `false` when the guard is off. */
@@ -253,6 +270,19 @@ export const REDLOCK_OPTIONS: { readonly [K in keyof ResolvedRedlockOptions]-?: 
     doc: 'how many masters must take a token before the lock is handed out. With W of N, tokens survive 2W − N − 1 masters restarting without their data (4 of 5: two), at the cost of needing W masters up',
     check: (value, option) => (typeof value === 'number' && Number.isSafeInteger(value) ? value : refuse(option, 'must be a whole number', value)),
   },
+  logger: {
+    default: undefined,
+    shown: "console warnings (Nest: `new Logger('Redlock')`)",
+    doc: 'where the library logs: masters unreachable, distrusted or trusted again, an even number of masters, risky server settings. Any object with `log`, `warn`, `error` (and optionally `debug`); `false` silences it. No line contains a password or a lock value',
+    check: (value, option) =>
+      value === false || isLogger(value) ? value : refuse(option, "must be false or an object with log, warn and error methods (Nest's Logger, console…)", value),
+  },
+  allowEvictingMasters: {
+    default: false,
+    shown: '`false`',
+    doc: "let masters whose `maxmemory-policy` can evict keys vote (each is warned about once). Off, such a master is refused: see [Redis settings](#which-redis-settings-a-master-needs-and-why)",
+    check: isBoolean,
+  },
 };
 
 /** The defaults, frozen (`retryJitter` shown for the default `retryDelay`; `fencingQuorum` is the majority). */
@@ -270,6 +300,7 @@ export const REDLOCK_DEFAULTS = Object.freeze({
   restartGuard: true,
   fencing: false,
   fencingPrefix: 'fence:',
+  allowEvictingMasters: false,
 });
 
 /** The jitter used when none was set: half a numeric `retryDelay`, none around a function. */

@@ -6,8 +6,10 @@ import { LockKeyError } from '../errors/lock-key.error.js';
 import { LockLostError } from '../errors/lock-lost.error.js';
 import { RedlockClosedError } from '../errors/redlock-closed.error.js';
 import { RedlockConfigError } from '../errors/redlock-config.error.js';
+import { RedlockError } from '../errors/redlock.error.js';
+import { inspect as utilInspect } from 'node:util';
 import { acquireRound, type RoundContext } from './acquire-round.js';
-import { commandTimeoutFor, now, validUntilOf } from './clock.js';
+import { commandTimeoutFor, driftOf, now, validUntilOf } from './clock.js';
 import { Lock, type LockIssuer } from './lock.js';
 import { enterChain } from './lock-context.js';
 import { closeMasters, connectMasters, openMasters, type Master } from './master.js';
@@ -26,6 +28,9 @@ import { resolveHoldOptions, type HoldOptions, type ResolvedHoldOptions } from '
 import { Leadership, resolveLeadOptions, type Campaigner, type LeadOptions } from './leadership.js';
 import { startRenewal } from './renewal.js';
 import { RestartGuard } from './restart-guard.js';
+import { resolveLogger, type RedlockLogger } from './logger.js';
+import { MasterMonitor, type MasterState } from './master-monitor.js';
+import { secretsOf } from './redact.js';
 import { AttemptBudget } from './retry.js';
 import { quorumOf, voteRound, type MasterOutcome, type VoteRound } from './votes.js';
 import { releaseChannelOf, Wakeups } from './wakeups.js';
@@ -117,7 +122,9 @@ export class Redlock implements LockIssuer, Campaigner {
   readonly #leaderships = new Set<Leadership>();
   readonly #wakeups: Wakeups;
   readonly #guard: RestartGuard | undefined;
-  readonly #trusts: ((index: number) => boolean) | undefined;
+  readonly #monitor: MasterMonitor;
+  readonly #logger: Required<RedlockLogger>;
+  readonly #trusts: (index: number) => true | NonNullable<ReturnType<MasterMonitor['distrust']>>;
   /** The largest TTL this instance has used: how long the restart guard distrusts a fresh master. */
   #largestTtl: number;
 
@@ -130,9 +137,19 @@ export class Redlock implements LockIssuer, Campaigner {
     this.#largestTtl = this.options.ttl;
     const guard = this.options.restartGuard;
     if (guard) {
-      this.#guard = new RestartGuard(this.#masters, () => Math.max(guard.largestTtl ?? 0, this.#largestTtl), this.options.driftFactor);
-      this.#trusts = (i) => this.#guard!.trusts(i);
+      this.#guard = new RestartGuard(this.#masters.length, () => {
+        const ttl = Math.max(guard.largestTtl ?? 0, this.#largestTtl);
+        return ttl + driftOf(ttl, this.options.driftFactor);
+      });
     }
+    this.#logger = resolveLogger(this.options.logger);
+    this.#monitor = new MasterMonitor(this.#masters, this.#guard, {
+      allowEvictingMasters: this.options.allowEvictingMasters,
+      probeTimeout: Math.max(this.options.commandTimeout, this.options.connectTimeout),
+      logger: this.#logger,
+      secrets: secretsOf(this.options.nodes),
+    });
+    this.#trusts = (i) => this.#monitor.distrust(i) ?? true;
     setMaxListeners(0, this.#closing.signal); // every acquisition waiting to retry listens to it
   }
 
@@ -164,10 +181,85 @@ export class Redlock implements LockIssuer, Campaigner {
     return inspectResource(this.#masters, this.quorum, commandTimeout, driftFactor, name, keyPrefix + name, fencingPrefix + name, fencing);
   }
 
-  /** Opens the connections the library owns, waiting up to `connectTimeout`; masters still down are retried in the background. */
+  /**
+   * Each master as this instance sees it now (connected, trusted or why not and for how long,
+   * round trip, `maxmemory-policy`, `run_id`), in `nodes` order. Synchronous and read-only: for
+   * health checks and inspection. `refreshMasterStates()` asks the masters first.
+   *
+   * @example
+   * const counting = redlock.masterStates().filter((m) => m.trusted).length;
+   * if (counting < redlock.quorum) console.warn('locks cannot be taken now');
+   */
+  masterStates(): MasterState[] {
+    return this.#monitor.states();
+  }
+
+  /**
+   * Reads every connected master's `INFO` again (bounded by `connectTimeout`), then returns
+   * `masterStates()`: fresh round trips, and a failover noticed even without a reconnect.
+   *
+   * @example
+   * const states = await redlock.refreshMasterStates();
+   */
+  async refreshMasterStates(): Promise<MasterState[]> {
+    await this.#monitor.refresh();
+    return this.#monitor.states();
+  }
+
+  /**
+   * Resolves once a quorum of masters is connected and counts (the restart guard trusts them), so
+   * that a lock can be taken; rejects with `RedlockError` after `timeout` ms (default: the restart
+   * guard's duration plus `connectTimeout`), naming each master that does not count and why.
+   *
+   * @example
+   * await redlock.connect();
+   * await redlock.whenTrusted({ timeout: 15_000 }); // fresh masters: wait out the restart guard
+   */
+  async whenTrusted(options: { timeout?: number; signal?: AbortSignal } = {}): Promise<void> {
+    const ttl = Math.max(this.options.restartGuard ? (this.options.restartGuard.largestTtl ?? 0) : 0, this.#largestTtl);
+    const timeout = options.timeout === undefined ? (this.options.restartGuard ? ttl + driftOf(ttl, this.options.driftFactor) : 0) + this.options.connectTimeout : checkTtl(options.timeout, 'timeout');
+    const deadline = now() + timeout;
+    for (;;) {
+      options.signal?.throwIfAborted();
+      if (this.#closing.signal.aborted) throw new RedlockClosedError();
+      const states = this.#monitor.states();
+      if (states.filter((m) => m.trusted).length >= this.quorum) return;
+      const left = deadline - now();
+      if (left <= 0) {
+        const why = states
+          .filter((m) => !m.trusted)
+          .map((m) => `${m.label} ${m.distrust ?? 'not counted'}${m.distrust === 'unreachable' ? (m.lastError ? ` (${m.lastError})` : '') : m.distrustedFor ? ` for ${m.distrustedFor} ms more` : ''}`)
+          .join(', ');
+        throw new RedlockError(`Fewer than ${this.quorum} of ${states.length} masters count after ${timeout} ms: ${why}.`);
+      }
+      await new Promise<void>((resolve) => setTimeout(resolve, Math.min(25, left)).unref());
+    }
+  }
+
+  /**
+   * Opens the connections the library owns, waiting up to `connectTimeout` (masters still down are
+   * retried in the background), reads each master's `INFO`, and logs what an operator should know.
+   *
+   * @throws RedlockConfigError naming the node when two nodes are the same Redis server, or a master's
+   * `maxmemory-policy` can evict lock keys (unless `allowEvictingMasters`).
+   */
   async connect(): Promise<void> {
+    const start = now();
     this.#telemetry ??= startTelemetry(this); // OpenTelemetry, when installed and an SDK is registered
     await Promise.all([this.#telemetry, connectMasters(this.#masters, this.options.connectTimeout)]);
+    await this.#monitor.settled(Math.max(100, this.options.connectTimeout - (now() - start)));
+    this.#monitor.connected(this.quorum);
+  }
+
+  /** JSON without secrets: the masters' labels and the options other than `nodes`. */
+  toJSON(): Record<string, unknown> {
+    const { nodes: _nodes, logger: _logger, ...options } = this.options;
+    return { masters: this.masters, quorum: this.quorum, options };
+  }
+
+  /** `console.log(redlock)` shows no password. @internal */
+  [utilInspect.custom](): string {
+    return `Redlock ${utilInspect(this.toJSON(), { depth: 3 })}`;
   }
 
   /**
@@ -582,7 +674,7 @@ export class Redlock implements LockIssuer, Campaigner {
       }),
     );
     this.#wakeups.close();
-    this.#guard?.dispose();
+    this.#monitor.dispose();
     void this.#telemetry?.then((stop) => stop());
     closeMasters(this.#masters);
   }

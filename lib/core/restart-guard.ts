@@ -1,72 +1,109 @@
-import { driftOf, now } from './clock.js';
-import type { Master } from './master.js';
+import { now } from './clock.js';
 
 /**
- * Redlock's "delayed restart" rule, enforced by the client. A master that restarted without its data
- * can grant a lock that another client still holds there. So whenever a connection to a master
- * becomes ready (first connect or reconnect), that master's votes stop counting until `INFO server`
- * shows it has been up longer than the largest TTL plus drift: by then every key it could have
- * forgotten has expired anyway.
+ * Why the restart guard does not count a master's votes yet:
+ * - `unknown`: it (re)connected and its `INFO` has not been read yet;
+ * - `fresh`: a server first seen by this instance, up for less than the largest TTL plus drift (a
+ *   brand-new server is indistinguishable from one that restarted empty);
+ * - `restarted`: its `run_id` changed since last seen and it has been up less than the guard;
+ * - `failover`: another server now answers at that address (`run_id` changed although it has been
+ *   up for long), or a replica was promoted (`master_replid` changed): it may lack locks the old
+ *   master granted, replication being asynchronous.
+ *
+ * @example
+ * redlock.masterStates().filter((m) => m.distrust === 'failover');
+ * @publicApi
+ */
+export type GuardReason = 'unknown' | 'fresh' | 'restarted' | 'failover';
+
+/** How a master's identity compares with what was last seen at that node. */
+export type IdentityChange = 'first' | 'same' | 'restarted' | 'failover';
+
+/**
+ * Redlock's "delayed restart" rule, enforced by the client, extended to failovers. A master that
+ * restarted without its data, or a replica promoted in its place, can grant a lock that another
+ * client still holds there. So whenever a connection to a master becomes ready (first connect or
+ * reconnect), that master's votes stop counting until its `INFO` shows it has been up longer than
+ * the largest TTL plus drift: by then every key it could have forgotten has expired anyway. A new
+ * server identity with a long uptime (a failover) is distrusted for the whole guard from the moment
+ * it is seen. The `MasterMonitor` feeds it what `INFO` says.
  */
 export class RestartGuard {
   /** Monotonic instant until which each master's votes do not count (0: trusted). */
-  readonly #distrustedUntil: number[];
-  readonly #runIds: (string | undefined)[];
+  readonly #until: number[];
+  readonly #why: (GuardReason | undefined)[];
+  /** Masters whose `INFO` has not been read since they (re)connected. */
+  readonly #pending: boolean[];
   /** How many times each master was seen to restart (its run_id changed). */
   readonly restarts: number[];
-  readonly #onReady: (() => void)[];
+  /** How many times a failover was seen at each master (new server with a long uptime, or a promotion). */
+  readonly failovers: number[];
 
   constructor(
-    private readonly masters: readonly Master[],
-    private readonly largestTtl: () => number,
-    private readonly driftFactor: number,
+    count: number,
+    /** The guard duration: the largest TTL plus its drift. */
+    readonly guardMs: () => number,
   ) {
-    this.#distrustedUntil = masters.map(() => 0);
-    this.#runIds = masters.map(() => undefined);
-    this.restarts = masters.map(() => 0);
-    this.#onReady = masters.map((master, i) => {
-      const onReady = (): void => this.recheck(i);
-      master.client.on('ready', onReady);
-      if (master.client.status === 'ready') this.recheck(i);
-      return onReady;
-    });
+    this.#until = new Array<number>(count).fill(0);
+    this.#why = new Array<GuardReason | undefined>(count).fill(undefined);
+    this.#pending = new Array<boolean>(count).fill(false);
+    this.restarts = new Array<number>(count).fill(0);
+    this.failovers = new Array<number>(count).fill(0);
   }
 
-  /** Stops watching the masters' connections (they may be the user's, and outlive this guard). */
-  dispose(): void {
-    this.masters.forEach((master, i) => master.client.off('ready', this.#onReady[i]));
+  /** Master `i`'s connection just became ready: distrusted until its `INFO` is read. */
+  connecting(i: number, at = now()): void {
+    this.#pending[i] = true;
+    this.#until[i] = Math.max(this.#until[i], at + this.guardMs());
+    this.#why[i] = 'unknown';
+  }
+
+  /** What `INFO` (asked at `asked`) said about master `i`. */
+  observed(i: number, change: IdentityChange, uptimeMs: number, asked: number): void {
+    const guard = this.guardMs();
+    let until: number;
+    let why: GuardReason;
+    if (change === 'failover' || (change === 'restarted' && uptimeMs >= guard)) {
+      until = asked + guard;
+      why = 'failover';
+      this.failovers[i]++;
+    } else {
+      until = uptimeMs >= guard ? 0 : asked + guard - uptimeMs;
+      why = change === 'restarted' ? 'restarted' : 'fresh';
+      if (change === 'restarted') this.restarts[i]++;
+    }
+    // A pending placeholder is replaced; a distrust already decided is never shortened.
+    const decided = this.#pending[i] ? 0 : this.#until[i] > now() ? this.#until[i] : 0;
+    this.#pending[i] = false;
+    if (decided > until) return;
+    this.#until[i] = until;
+    this.#why[i] = until === 0 ? undefined : why;
   }
 
   /** True when master `i`'s votes count. */
   trusts(i: number): boolean {
-    const until = this.#distrustedUntil[i];
-    return until === 0 || (until <= now() && ((this.#distrustedUntil[i] = 0), true));
+    if (this.#pending[i]) return false;
+    const until = this.#until[i];
+    if (until === 0) return true;
+    if (until > now()) return false;
+    this.#until[i] = 0;
+    this.#why[i] = undefined;
+    return true;
   }
 
-  /** Milliseconds until master `i` is trusted again (0 when it is). */
+  /**
+   * Milliseconds until master `i` is trusted again (0 when it is). While its `INFO` is unknown this
+   * is an upper bound (the guard counted from the connect), and never more than the guard: never
+   * `Infinity`.
+   */
   distrustedFor(i: number): number {
-    return this.trusts(i) ? 0 : this.#distrustedUntil[i] - now();
+    if (this.trusts(i)) return 0;
+    const left = Math.ceil(this.#until[i] - now());
+    return left > 0 ? Math.min(left, Math.ceil(this.guardMs())) : Math.ceil(this.guardMs());
   }
 
-  /** A (re)connected master is distrusted at once, then for as long as its uptime says. */
-  private recheck(i: number): void {
-    this.#distrustedUntil[i] = Infinity;
-    const asked = now();
-    this.masters[i].client.info('server').then(
-      (info) => {
-        const runId = /run_id:(\w+)/.exec(info)?.[1];
-        // Redis reports uptime as the difference of two wall-clock times each truncated to the second,
-        // so it can overstate the real uptime by almost a second: count one second less.
-        const uptimeMs = Math.max(0, Number(/uptime_in_seconds:(\d+)/.exec(info)?.[1] ?? 0) - 1) * 1_000;
-        if (runId && this.#runIds[i] && runId !== this.#runIds[i]) this.restarts[i]++;
-        this.#runIds[i] = runId;
-        const ttl = this.largestTtl();
-        const guard = ttl + driftOf(ttl, this.driftFactor);
-        this.#distrustedUntil[i] = uptimeMs >= guard ? 0 : asked + guard - uptimeMs;
-      },
-      () => {
-        // No answer: stay distrusted until the next successful connect asks again.
-      },
-    );
+  /** Why master `i` is not trusted (undefined when it is). */
+  why(i: number): GuardReason | undefined {
+    return this.trusts(i) ? undefined : (this.#why[i] ?? 'unknown');
   }
 }

@@ -1,4 +1,5 @@
-import { coalesceWrites, type Master } from './master.js';
+import type { Distrust, DistrustReason } from './master-monitor.js';
+import { coalesceWrites, explainFailure, type Master } from './master.js';
 
 /**
  * What one master answered to one script call.
@@ -8,7 +9,11 @@ import { coalesceWrites, type Master } from './master.js';
  * - `error`: the command failed (connection refused, closed, script error…);
  * - `timeout`: no answer within `commandTimeout`;
  * - `restarted`: the master answered, but it (re)connected too recently to be trusted (the restart
- *   guard: its uptime is below the largest TTL plus drift), so its vote did not count.
+ *   guard: its uptime is below the largest TTL plus drift, or a failover put another server there),
+ *   so its vote did not count; `distrust` says why and `distrustedFor` how long is left;
+ * - `excluded`: the master answered, but its vote never counts as things stand: it is the same
+ *   server as another node (`distrust: 'duplicate'`) or its `maxmemory-policy` can evict lock keys
+ *   (`distrust: 'evicting-policy'`).
  *
  * @example
  * err.outcomes.filter((o) => o.status === 'timeout').map((o) => o.master); // ['10.0.0.3:6379']
@@ -17,10 +22,17 @@ import { coalesceWrites, type Master } from './master.js';
 export interface MasterOutcome {
   /** The master, as `host:port`. */
   readonly master: string;
-  readonly status: 'granted' | 'refused' | 'error' | 'timeout' | 'restarted';
-  /** The failure, when `status` is `error`. */
+  readonly status: 'granted' | 'refused' | 'error' | 'timeout' | 'restarted' | 'excluded';
+  /** The failure, when `status` is `error`: the network error when the master is unreachable. */
   readonly error?: Error;
+  /** Why the vote did not count, when `status` is `restarted` or `excluded`. */
+  readonly distrust?: DistrustReason;
+  /** Milliseconds until the master counts again (`restarted`), never `Infinity`. */
+  readonly distrustedFor?: number;
 }
+
+/** Whether master `index`'s vote counts: true, or why not. */
+export type TrustCheck = (index: number) => boolean | Distrust | undefined;
 
 /** Floor(N/2)+1: the number of masters that must agree. */
 export function quorumOf(masterCount: number): number {
@@ -50,7 +62,7 @@ export function voteRound(
   timeoutMs: number,
   send: (master: Master) => Promise<unknown>,
   isGranted: (reply: unknown) => boolean,
-  trusts?: (index: number) => boolean,
+  trusts?: TrustCheck,
 ): VoteRound {
   const n = masters.length;
   const outcomes: (MasterOutcome | undefined)[] = new Array(n).fill(undefined);
@@ -97,11 +109,14 @@ export function voteRound(
     reply.then(
       (value) => {
         if (outcomes[i] === undefined) replies[i] = value;
-        const status = trusts && !trusts(i) ? 'restarted' : isGranted(value) ? 'granted' : 'refused';
-        record(i, { master: master.label, status });
+        const trust = trusts ? trusts(i) : true;
+        if (trust === false) record(i, { master: master.label, status: 'restarted' });
+        else if (trust !== true && trust !== undefined) {
+          record(i, { master: master.label, status: trust.status, distrust: trust.distrust, distrustedFor: trust.distrustedFor });
+        } else record(i, { master: master.label, status: isGranted(value) ? 'granted' : 'refused' });
       },
       (error: unknown) =>
-        record(i, { master: master.label, status: 'error', error: error instanceof Error ? error : new Error(String(error)) }),
+        record(i, { master: master.label, status: 'error', error: explainFailure(master, error instanceof Error ? error : new Error(String(error))) }),
     );
   }
   return { decided, settled, outcomes, replies };
@@ -109,13 +124,21 @@ export function voteRound(
 
 /** A one-line tally such as "2 granted, 1 refused (held by another holder), 2 timed out". */
 export function describeOutcomes(outcomes: readonly (MasterOutcome | undefined)[], refusedMeans: string): string {
-  const count = { granted: 0, refused: 0, error: 0, timeout: 0, restarted: 0, pending: 0 };
+  const count = { granted: 0, refused: 0, error: 0, timeout: 0, restarted: 0, excluded: 0, pending: 0 };
   let firstError: Error | undefined;
+  let trustedIn = 0;
+  const guardReasons = new Set<string>();
+  const excludedWhy = new Set<string>();
   for (const o of outcomes) {
     if (!o) count.pending++;
     else {
       count[o.status]++;
       if (o.status === 'error') firstError ??= o.error;
+      if (o.status === 'restarted') {
+        trustedIn = Math.max(trustedIn, o.distrustedFor ?? 0);
+        if (o.distrust) guardReasons.add(o.distrust === 'unknown' ? 'just connected' : o.distrust === 'fresh' ? 'fresh server' : o.distrust);
+      }
+      if (o.status === 'excluded' && o.distrust) excludedWhy.add(o.distrust === 'duplicate' ? 'same server as another node' : 'maxmemory-policy can evict lock keys');
     }
   }
   const parts: string[] = [];
@@ -123,7 +146,12 @@ export function describeOutcomes(outcomes: readonly (MasterOutcome | undefined)[
   if (count.refused) parts.push(`${count.refused} ${refusedMeans}`);
   if (count.error) parts.push(`${count.error} failed${firstError ? ` (${firstError.message})` : ''}`);
   if (count.timeout) parts.push(`${count.timeout} timed out`);
-  if (count.restarted) parts.push(`${count.restarted} restarted too recently to count (\`restartGuard\`)`);
+  if (count.restarted) {
+    const why = guardReasons.size ? `: ${[...guardReasons].join(', ')}` : '';
+    const left = trustedIn > 0 ? `, trusted again in at most ${trustedIn} ms` : '';
+    parts.push(`${count.restarted} restarted too recently to count (\`restartGuard\`${why}${left})`);
+  }
+  if (count.excluded) parts.push(`${count.excluded} excluded (${[...excludedWhy].join(', ') || 'not counted'})`);
   if (count.pending) parts.push(`${count.pending} still pending`);
   return parts.join(', ');
 }

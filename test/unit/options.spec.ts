@@ -39,6 +39,8 @@ describe('resolveOptions', () => {
       fencing: false,
       fencingPrefix: 'fence:',
       fencingQuorum: 1,
+      logger: undefined,
+      allowEvictingMasters: false,
     });
     expect(Object.isFrozen(REDLOCK_DEFAULTS)).toBe(true);
   });
@@ -60,6 +62,8 @@ describe('resolveOptions', () => {
       fencing: false,
       fencingPrefix: 'counter:',
       fencingQuorum: 1,
+      logger: false as const,
+      allowEvictingMasters: true,
     };
     expect(resolveOptions(options)).toEqual(options);
   });

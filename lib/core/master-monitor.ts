@@ -1,0 +1,446 @@
+import type { Redis } from 'ioredis';
+import { RedlockConfigError } from '../errors/redlock-config.error.js';
+import { now } from './clock.js';
+import type { RedlockLogger } from './logger.js';
+import type { Master } from './master.js';
+import { redact } from './redact.js';
+import type { GuardReason, IdentityChange, RestartGuard } from './restart-guard.js';
+
+/**
+ * Why a master's votes do not count right now: the restart guard's reasons (`unknown`, `fresh`,
+ * `restarted`, `failover`), or
+ * - `duplicate`: it is the same Redis server (same `run_id`) as an earlier entry of `nodes`;
+ * - `evicting-policy`: its `maxmemory-policy` can evict lock keys and `allowEvictingMasters` is off;
+ * - `unreachable`: it is not connected.
+ *
+ * @example
+ * const down = redlock.masterStates().filter((m) => m.distrust === 'unreachable').map((m) => m.label);
+ * @publicApi
+ */
+export type DistrustReason = GuardReason | 'duplicate' | 'evicting-policy' | 'unreachable';
+
+/**
+ * One master as this `Redlock` sees it now, for health checks and inspection (read-only; nothing is
+ * sent to compute it). Refreshed on every (re)connect, and by `redlock.refreshMasterStates()`.
+ *
+ * @example
+ * const states = redlock.masterStates();
+ * const healthy = states.filter((m) => m.trusted).length >= redlock.quorum;
+ * @publicApi
+ */
+export interface MasterState {
+  /** `host:port` (or `unix:path`), never with a password. */
+  readonly label: string;
+  /** The connection is ready. */
+  readonly connected: boolean;
+  /** Its votes count now: connected, and neither distrusted by the restart guard nor excluded. */
+  readonly trusted: boolean;
+  /**
+   * Milliseconds until its votes count again, 0 when trusted; never `Infinity`. While the time is
+   * not known yet (`distrust` is `unknown`), an upper bound: the restart guard's duration (largest
+   * TTL plus drift). For `unreachable`, `duplicate` and `evicting-policy`, which no wait cures, the
+   * time the guard will still ask for once the cause is fixed (0 with the guard off).
+   */
+  readonly distrustedFor: number;
+  /** Why its votes do not count (undefined when trusted). */
+  readonly distrust?: DistrustReason;
+  /** The last network error of a connection the library owns (redacted), e.g. `connect ECONNREFUSED 127.0.0.1:1`. */
+  readonly lastError?: string;
+  /** Round-trip time of the last `INFO` it answered, in ms. */
+  readonly roundTripMs?: number;
+  /** Its `maxmemory-policy`; undefined until read, or when the server does not tell (see `policyUnreadable`). */
+  readonly maxmemoryPolicy?: string;
+  /** Its `maxmemory` in bytes (0: no limit). */
+  readonly maxmemory?: number;
+  /** Why `maxmemoryPolicy` could not be read (for example `CONFIG` disabled and `INFO` lacking it). */
+  readonly policyUnreadable?: string;
+  /** True when `maxmemoryPolicy` can evict lock keys (anything but `noeviction`). */
+  readonly evicting?: boolean;
+  /** The server's `run_id`: its identity since it last started. */
+  readonly runId?: string;
+  /** The server's uptime when last read, in ms. */
+  readonly uptimeMs?: number;
+  /** `master` or `slave` (a replica cannot take locks). */
+  readonly role?: string;
+  /** The label of the `nodes` entry this one duplicates (`distrust` is then `duplicate`). */
+  readonly sameServerAs?: string;
+  /** How often its `run_id` changed (restarts) and its identity changed with a long uptime or a promotion (failovers). */
+  readonly restarts: number;
+  readonly failovers: number;
+}
+
+/** A vote that does not count, as `voteRound` records it. */
+export interface Distrust {
+  readonly status: 'restarted' | 'excluded';
+  readonly distrust: DistrustReason;
+  readonly distrustedFor: number;
+}
+
+/**
+ * One `ready` listener per client, whatever the number of `Redlock` instances sharing it: a user's
+ * ioredis client given to twelve instances must not collect twelve listeners.
+ */
+const hubs = new WeakMap<Redis, Set<() => void>>();
+const hubListeners = new WeakMap<Redis, () => void>();
+
+function watchReady(client: Redis, onReady: () => void): () => void {
+  let subscribers = hubs.get(client);
+  if (!subscribers) {
+    const set = new Set<() => void>();
+    subscribers = set;
+    const listener = (): void => {
+      for (const s of [...set]) s();
+    };
+    hubs.set(client, set);
+    hubListeners.set(client, listener);
+    client.on('ready', listener);
+  }
+  subscribers.add(onReady);
+  return () => {
+    const set = hubs.get(client);
+    if (!set) return;
+    set.delete(onReady);
+    if (set.size === 0) {
+      client.off('ready', hubListeners.get(client)!);
+      hubs.delete(client);
+      hubListeners.delete(client);
+    }
+  };
+}
+
+interface Probe {
+  runId?: string;
+  replId?: string;
+  uptimeMs?: number;
+  role?: string;
+  roundTripMs?: number;
+  maxmemoryPolicy?: string;
+  maxmemory?: number;
+  policyUnreadable?: string;
+}
+
+function field(info: string, name: string): string | undefined {
+  return new RegExp(`^${name}:([^\\r\\n]*)`, 'm').exec(info)?.[1];
+}
+
+function bytes(n: number): string {
+  if (n === 0) return '0 (no limit)';
+  const mb = n / 1_048_576;
+  return mb >= 1 ? `${Number(mb.toFixed(1))}mb` : `${n} bytes`;
+}
+
+export interface MasterMonitorOptions {
+  readonly allowEvictingMasters: boolean;
+  /** Bound on each probe. */
+  readonly probeTimeout: number;
+  readonly logger: Required<RedlockLogger>;
+  /** Passwords found in `nodes`, scrubbed from every logged error text. */
+  readonly secrets: readonly string[];
+}
+
+/**
+ * Watches each master's connection and reads its `INFO` on every (re)connect: identity (`run_id`,
+ * `master_replid`) for the restart guard and for "one server, one vote", `maxmemory-policy`, and the
+ * round trip. It decides which votes count, and reports at start-up what an operator must know.
+ */
+export class MasterMonitor {
+  readonly #probes: Probe[];
+  readonly #generation: number[];
+  readonly #inflight: (Promise<void> | undefined)[];
+  readonly #unwatch: (() => void)[];
+  readonly #warnedPolicy: (string | undefined)[];
+  readonly #reportedDuplicate: (string | undefined)[];
+  readonly #trustTimers: (NodeJS.Timeout | undefined)[];
+  #started = false;
+  #closed = false;
+
+  constructor(
+    private readonly masters: readonly Master[],
+    private readonly guard: RestartGuard | undefined,
+    private readonly options: MasterMonitorOptions,
+  ) {
+    const n = masters.length;
+    this.#probes = masters.map(() => ({}));
+    this.#generation = new Array<number>(n).fill(0);
+    this.#inflight = new Array<Promise<void> | undefined>(n).fill(undefined);
+    this.#warnedPolicy = new Array<string | undefined>(n).fill(undefined);
+    this.#reportedDuplicate = new Array<string | undefined>(n).fill(undefined);
+    this.#trustTimers = new Array<NodeJS.Timeout | undefined>(n).fill(undefined);
+    this.#unwatch = masters.map((master, i) => {
+      const unwatch = watchReady(master.client, () => this.onReady(i));
+      if (master.client.status === 'ready') this.onReady(i);
+      return unwatch;
+    });
+  }
+
+  /** Stops watching the clients (a user's client outlives this instance) and cancels timers. */
+  dispose(): void {
+    this.#closed = true;
+    for (const u of this.#unwatch) u();
+    for (const t of this.#trustTimers) clearTimeout(t);
+  }
+
+  private onReady(i: number): void {
+    if (this.#closed) return;
+    this.guard?.connecting(i);
+    this.probe(i);
+  }
+
+  /** Reads master `i`'s `INFO` (and `CONFIG GET` when `INFO` lacks the memory policy). */
+  private probe(i: number): Promise<void> {
+    const generation = ++this.#generation[i];
+    const client = this.masters[i].client;
+    const asked = now();
+    const run = async (): Promise<void> => {
+      const info = await client.info();
+      const roundTripMs = Math.round((now() - asked) * 100) / 100;
+      const probe: Probe = {
+        runId: field(info, 'run_id'),
+        replId: field(info, 'master_replid'),
+        role: field(info, 'role'),
+        roundTripMs,
+        // Redis reports uptime as the difference of two wall-clock times each truncated to the
+        // second, so it can overstate the real uptime by almost a second: count one second less.
+        uptimeMs: Math.max(0, Number(field(info, 'uptime_in_seconds') ?? 0) - 1) * 1_000,
+        maxmemoryPolicy: field(info, 'maxmemory_policy'),
+        maxmemory: field(info, 'maxmemory') === undefined ? undefined : Number(field(info, 'maxmemory')),
+      };
+      if (probe.maxmemoryPolicy === undefined) {
+        try {
+          const reply = (await client.call('CONFIG', 'GET', 'maxmemory*')) as string[];
+          for (let k = 0; k + 1 < reply.length; k += 2) {
+            if (reply[k] === 'maxmemory-policy') probe.maxmemoryPolicy = reply[k + 1];
+            if (reply[k] === 'maxmemory') probe.maxmemory = Number(reply[k + 1]);
+          }
+          if (probe.maxmemoryPolicy === undefined) probe.policyUnreadable = 'neither INFO nor CONFIG GET reports it';
+        } catch (error) {
+          probe.policyUnreadable = `INFO does not report it and CONFIG GET failed (${this.clean(error)}): CONFIG may be disabled or renamed`;
+        }
+      }
+      if (generation !== this.#generation[i] || this.#closed) return;
+      this.record(i, probe, asked);
+    };
+    const timeout = new Promise<void>((resolve) => setTimeout(resolve, this.options.probeTimeout).unref());
+    const done = Promise.race([run(), timeout]).catch(() => {
+      // No answer: the guard keeps the master distrusted ('unknown') until the next probe.
+    });
+    this.#inflight[i] = done;
+    return done;
+  }
+
+  private record(i: number, probe: Probe, asked: number): void {
+    const before = this.#probes[i];
+    let change: IdentityChange = 'first';
+    if (before.runId !== undefined) {
+      if (probe.runId !== before.runId) change = 'restarted';
+      else if (probe.replId !== undefined && before.replId !== undefined && probe.replId !== before.replId && probe.role === 'master') change = 'failover';
+      else change = 'same';
+    }
+    this.#probes[i] = probe;
+    const wasTrusted = this.guard?.trusts(i) ?? true;
+    this.guard?.observed(i, change, probe.uptimeMs ?? 0, asked);
+    if (!this.#started) return;
+    const { label } = this.masters[i];
+    // After start-up, say what changed as it happens (start-up itself is reported by `connected()`).
+    const why = this.guard?.why(i);
+    if (why && why !== 'unknown') {
+      const left = this.guard!.distrustedFor(i);
+      this.options.logger.log(`Master ${label} is distrusted for ${left} ms: ${this.describeGuard(i, why)} (\`restartGuard\`).`);
+      this.scheduleTrustedLog(i);
+    } else if (!wasTrusted && change !== 'first') {
+      this.options.logger.log(`Master ${label} is trusted again.`);
+    }
+    this.reportDuplicate(i, undefined);
+    this.reportPolicy(i, undefined);
+  }
+
+  private scheduleTrustedLog(i: number): void {
+    clearTimeout(this.#trustTimers[i]);
+    const left = this.guard?.distrustedFor(i) ?? 0;
+    if (left <= 0) return;
+    this.#trustTimers[i] = setTimeout(() => {
+      this.#trustTimers[i] = undefined;
+      if (this.#closed) return;
+      if (this.guard?.trusts(i)) this.options.logger.log(`Master ${this.masters[i].label} is trusted again (\`restartGuard\`).`);
+      else this.scheduleTrustedLog(i);
+    }, left + 5);
+    this.#trustTimers[i].unref();
+  }
+
+  /** The earlier `nodes` entry that is the same server as master `i`, if any. */
+  private duplicateOf(i: number): number | undefined {
+    const runId = this.#probes[i].runId;
+    if (runId === undefined) return undefined;
+    for (let j = 0; j < i; j++) if (this.#probes[j].runId === runId) return j;
+    return undefined;
+  }
+
+  private evictionRefused(i: number): boolean {
+    const p = this.#probes[i];
+    return !this.options.allowEvictingMasters && p.maxmemoryPolicy !== undefined && p.maxmemoryPolicy !== 'noeviction';
+  }
+
+  /** Why master `i`'s votes must not count now, or undefined when they count. */
+  distrust(i: number): Distrust | undefined {
+    if (this.duplicateOf(i) !== undefined) return { status: 'excluded', distrust: 'duplicate', distrustedFor: this.guardBound() };
+    if (this.evictionRefused(i)) return { status: 'excluded', distrust: 'evicting-policy', distrustedFor: this.guardBound() };
+    if (this.guard && !this.guard.trusts(i)) {
+      return { status: 'restarted', distrust: this.guard.why(i) ?? 'unknown', distrustedFor: this.guard.distrustedFor(i) };
+    }
+    return undefined;
+  }
+
+  private guardBound(): number {
+    return this.guard ? Math.ceil(this.guard.guardMs()) : 0;
+  }
+
+  /** Every master's state now. */
+  states(): MasterState[] {
+    return this.masters.map((master, i) => {
+      const p = this.#probes[i];
+      const connected = master.client.status === 'ready';
+      const d = this.distrust(i);
+      const dup = this.duplicateOf(i);
+      const distrust: DistrustReason | undefined = !connected ? 'unreachable' : d?.distrust;
+      return {
+        label: master.label,
+        connected,
+        trusted: connected && d === undefined,
+        distrustedFor: d ? d.distrustedFor : connected ? 0 : this.guardBound(),
+        ...(distrust ? { distrust } : {}),
+        ...(master.lastError && !connected ? { lastError: this.clean(master.lastError) } : {}),
+        ...(p.roundTripMs !== undefined ? { roundTripMs: p.roundTripMs } : {}),
+        ...(p.maxmemoryPolicy !== undefined ? { maxmemoryPolicy: p.maxmemoryPolicy, evicting: p.maxmemoryPolicy !== 'noeviction' } : {}),
+        ...(p.maxmemory !== undefined ? { maxmemory: p.maxmemory } : {}),
+        ...(p.policyUnreadable ? { policyUnreadable: p.policyUnreadable } : {}),
+        ...(p.runId ? { runId: p.runId } : {}),
+        ...(p.uptimeMs !== undefined ? { uptimeMs: p.uptimeMs } : {}),
+        ...(p.role ? { role: p.role } : {}),
+        ...(dup !== undefined ? { sameServerAs: this.masters[dup].label } : {}),
+        restarts: this.guard?.restarts[i] ?? 0,
+        failovers: this.guard?.failovers[i] ?? 0,
+      };
+    });
+  }
+
+  /** Probes every connected master again (health checks): fresh round trips, and failovers seen without a reconnect. */
+  async refresh(): Promise<void> {
+    await Promise.all(this.masters.map((m, i) => (m.client.status === 'ready' ? this.probe(i) : undefined)));
+  }
+
+  /** Waits (up to `timeoutMs`) for the probes of the connected masters. */
+  async settled(timeoutMs: number): Promise<void> {
+    const pending = this.#inflight.filter((p): p is Promise<void> => p !== undefined);
+    if (pending.length === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.all(pending), new Promise<void>((r) => (timer = setTimeout(r, timeoutMs)).unref())]);
+    clearTimeout(timer);
+  }
+
+  /**
+   * The start-up report, once `connect()` has waited for the masters: warns about unreachable
+   * masters and an even count, logs who is distrusted for how long and why, and refuses (throws)
+   * a master listed twice or an evicting policy unless `allowEvictingMasters`.
+   */
+  connected(quorum: number): void {
+    const { logger } = this.options;
+    const n = this.masters.length;
+    this.#started = true;
+    const refusals: RedlockConfigError[] = [];
+    if (n % 2 === 0) {
+      logger.warn(
+        `\`nodes\` lists ${n} masters, an even number: a quorum needs ${quorum} of them, so it tolerates ${n - quorum} failed master${n - quorum === 1 ? '' : 's'}, as ${n - 1} masters would with fewer servers. Use an odd number (3 or 5).`,
+      );
+    }
+    this.masters.forEach((master, i) => {
+      if (master.client.status !== 'ready') {
+        const why = master.lastError ? this.clean(master.lastError) : `connection ${master.client.status}`;
+        logger.warn(`Master ${master.label} is unreachable (${why}); it does not count until it connects (retried in the background).`);
+        return;
+      }
+      const duplicate = this.reportDuplicate(i, refusals);
+      const refused = this.reportPolicy(i, refusals);
+      if (duplicate || refused) return;
+      const why = this.guard?.why(i);
+      if (why) {
+        logger.log(`Master ${master.label} is distrusted for ${this.guard!.distrustedFor(i)} ms: ${this.describeGuard(i, why)} (\`restartGuard\`; \`restartGuard: false\` turns it off, for tests only).`);
+        this.scheduleTrustedLog(i);
+      }
+    });
+    const trusted = this.states().filter((s) => s.trusted).length;
+    if (trusted < quorum && refusals.length === 0) {
+      const waits = this.states().filter((s) => s.connected && !s.trusted).map((s) => s.distrustedFor).sort((a, b) => a - b);
+      const wait = waits.length >= quorum - trusted ? waits[quorum - trusted - 1] : undefined;
+      logger.warn(
+        `Only ${trusted} of ${n} masters count now; ${quorum} are needed to take a lock${wait !== undefined ? `: locks can be taken in about ${wait} ms` : ''}.`,
+      );
+    }
+    if (refusals.length > 0) throw refusals[0];
+  }
+
+  private describeGuard(i: number, why: GuardReason): string {
+    const p = this.#probes[i];
+    const up = p.uptimeMs === undefined ? '' : `, up ${Math.round(p.uptimeMs / 1000)} s`;
+    const guard = this.guard ? ` (the largest TTL plus drift, ${Math.ceil(this.guard.guardMs())} ms)` : '';
+    switch (why) {
+      case 'fresh':
+        return `a server first seen now that started recently${up}: a brand-new server cannot be told from one that restarted empty, so it counts once it has been up longer than the guard${guard}`;
+      case 'restarted':
+        return `the server restarted (its run_id changed)${up} and may have forgotten locks; it counts once it has been up longer than the guard${guard}`;
+      case 'failover':
+        return `another server now answers at this address (its run_id or master_replid changed: a failover or promotion)${up}; it may lack locks the old master granted, so it counts after the guard${guard}`;
+      default:
+        return `its INFO has not been read yet since it connected`;
+    }
+  }
+
+  private reportDuplicate(i: number, refusals: RedlockConfigError[] | undefined): boolean {
+    const j = this.duplicateOf(i);
+    if (j === undefined) {
+      this.#reportedDuplicate[i] = undefined;
+      return false;
+    }
+    const a = this.masters[j];
+    const b = this.masters[i];
+    const message = `\`nodes[${i}]\` (${b.label}) is the same Redis server as \`nodes[${j}]\` (${a.label}) (run_id ${this.#probes[i].runId}); one server has one vote, so \`nodes[${i}]\`'s vote is not counted. List each independent master once.`;
+    if (refusals) refusals.push(new RedlockConfigError(`nodes[${i}]`, message));
+    else if (this.#reportedDuplicate[i] !== a.label) this.options.logger.error(message);
+    this.#reportedDuplicate[i] = a.label;
+    return true;
+  }
+
+  private reportPolicy(i: number, refusals: RedlockConfigError[] | undefined): boolean {
+    const p = this.#probes[i];
+    const { label } = this.masters[i];
+    if (p.policyUnreadable) {
+      if (this.#warnedPolicy[i] !== 'unreadable') {
+        this.options.logger.warn(`Cannot read \`maxmemory-policy\` of master ${label}: ${p.policyUnreadable}. Make sure it is \`noeviction\`, or lock keys can be evicted.`);
+      }
+      this.#warnedPolicy[i] = 'unreadable';
+      return false;
+    }
+    const policy = p.maxmemoryPolicy;
+    if (policy === undefined || policy === 'noeviction') {
+      this.#warnedPolicy[i] = undefined;
+      return false;
+    }
+    const what = `Master ${label} has \`maxmemory-policy ${policy}\` (maxmemory ${bytes(p.maxmemory ?? 0)}): under memory pressure Redis can evict ${policy.startsWith('volatile') ? 'lock keys (they are the keys with a TTL)' : 'lock keys and fencing counters'}, and a held lock then vanishes and a second client wins it. Set \`maxmemory-policy noeviction\` on that server (\`CONFIG SET maxmemory-policy noeviction\` and in redis.conf)`;
+    if (this.options.allowEvictingMasters) {
+      if (this.#warnedPolicy[i] !== policy) this.options.logger.warn(`${what}; its vote counts because \`allowEvictingMasters\` is on.`);
+      this.#warnedPolicy[i] = policy;
+      return false;
+    }
+    const message = `${what}, or pass \`allowEvictingMasters: true\` to accept the risk. Its vote is not counted.`;
+    if (refusals) refusals.push(new RedlockConfigError(`nodes[${i}]`, message));
+    else if (this.#warnedPolicy[i] !== policy) this.options.logger.error(message);
+    this.#warnedPolicy[i] = policy;
+    return true;
+  }
+
+  private clean(error: unknown): string {
+    // Duck-typed: Node's network errors may come from another realm (test sandboxes), where instanceof fails.
+    const message = error !== null && typeof error === 'object' ? (error as { message?: unknown }).message : undefined;
+    const text = typeof message === 'string' ? message : String(error);
+    return redact(text, this.options.secrets);
+  }
+}
