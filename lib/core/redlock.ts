@@ -289,12 +289,18 @@ export class Redlock implements LockIssuer, Campaigner {
     try {
       lock = await (tracing() ? traceAcquire('acquire', names, lockTtl, options, acquire) : acquire());
     } catch (error) {
-      if (hold.skip && error instanceof LockAcquisitionError && error.busy) return undefined;
+      if (hold.skip && error instanceof LockAcquisitionError && error.busy) return this.skipped(error.resources);
       throw error;
     }
     if (options?.autoExtend) lock.renewWith(startRenewal(lock));
     this.limitHold(lock, hold);
     return lock;
+  }
+
+  /** `onBusy: 'skip'` met a busy lock: a debug line, no error (skipping is the point). */
+  private skipped(resources: readonly string[], holder = 'another holder'): undefined {
+    this.#logger.debug(`Skipped ${resources.map((r) => JSON.stringify(r)).join(', ')}: held by ${holder} (onBusy: 'skip').`);
+    return undefined;
   }
 
   /** With `onBusy: 'skip'`, `retryCount` defaults to 0: a busy lock is skipped at once. */
@@ -374,7 +380,7 @@ export class Redlock implements LockIssuer, Campaigner {
       skip: hold.skip,
     });
     const entry = entered instanceof Promise ? await entered : entered;
-    if (!entry) return undefined; // onBusy 'skip': a sibling of this call chain has the turn
+    if (!entry) return this.skipped(names, 'a reentrant call of this call chain'); // onBusy 'skip'
     let lock: Lock | undefined;
     if (entry.missing.length > 0) {
       const missing = [...entry.missing];
@@ -383,7 +389,7 @@ export class Redlock implements LockIssuer, Campaigner {
         lock = await (tracing() ? traceAcquire('using', missing, lockTtl, options, acquire) : acquire());
       } catch (error) {
         entry.leave();
-        if (hold.skip && error instanceof LockAcquisitionError && error.busy) return undefined;
+        if (hold.skip && error instanceof LockAcquisitionError && error.busy) return this.skipped(error.resources);
         throw error;
       }
       lock.renewWith(startRenewal(lock));

@@ -76,7 +76,7 @@ describe('reentrancy is scoped to the call that holds the lock (3 masters)', () 
       value: undefined,
       otherHeld: true,
     };
-    let otherLock: Lock | undefined;
+    const holding: { other?: Lock } = {};
 
     await redlock.using(resource, 2_000, async (lock) => {
       firstValue = lock.value;
@@ -87,14 +87,14 @@ describe('reentrancy is scoped to the call that holds the lock (3 masters)', () 
           async (mine) => {
             seen.inherited = mine.value === firstValue;
             seen.value = (await valuesOn(set.clients, key)).find((v) => v === mine.value) ?? undefined;
-            seen.otherHeld = otherLock?.isHeld ?? false;
+            seen.otherHeld = holding.other?.isHeld ?? false;
           },
           { retryCount: 100, retryDelay: 30, retryJitter: 10 },
         );
       }, 150);
     });
     // The holder returned and released; another process takes the lock before the timer fires.
-    otherLock = await other.acquire(resource, 2_000, noWaiting);
+    const otherLock = (holding.other = await other.acquire(resource, 2_000, noWaiting));
     await sleep(300); // the timer has fired: its call must be waiting for `other`
     expect(late).toBeDefined();
     expect(seen.value).toBeUndefined(); // not run yet
