@@ -4,8 +4,8 @@
  * records go up in batches; the harness sends start, clock pings, probes, pause arming and stop.
  */
 import 'reflect-metadata';
-import * as lib from 'nestjs-quorum-lock';
-import { clockReading } from './clock.js';
+import type * as LibModule from 'nestjs-quorum-lock';
+import { clockReading, sharedNow } from './clock.js';
 import type { FailureRecord, SectionRecord } from './types.js';
 import { createWorkload, type Workload, type WorkloadConfig } from './workload.js';
 
@@ -16,6 +16,7 @@ export type ToClient =
   | { type: 'arm-pause' }
   | { type: 'disarm' }
   | { type: 'resumed' }
+  | { type: 'stall'; ms: number }
   | { type: 'stop' };
 
 export type FromClient =
@@ -24,8 +25,12 @@ export type FromClient =
   | { type: 'records'; sections: SectionRecord[]; failures: FailureRecord[] }
   | { type: 'probe-result'; record: import('./types.js').ProbeRecord }
   | { type: 'pause-me' }
+  | { type: 'stalled'; start: number; end: number }
   | { type: 'stopped'; cycles: number; reading: ReturnType<typeof clockReading> }
   | { type: 'fatal'; message: string };
+
+// The library: the built package, or a planted-bug copy of it (`npm run chaos -- --mutants`).
+const lib = (await import(process.env.CHAOS_LIB || 'nestjs-quorum-lock')) as typeof LibModule;
 
 const send = (message: FromClient) => new Promise<void>((resolve) => process.send!(message, undefined, {}, () => resolve()));
 
@@ -77,6 +82,13 @@ async function handle(message: ToClient): Promise<void> {
     case 'arm-pause':
       armed = true;
       return;
+    case 'stall': {
+      // Blocks this process's event loop: no timer, no socket read, no signal listener can run.
+      const start = sharedNow();
+      while (sharedNow() - start < message.ms);
+      await send({ type: 'stalled', start, end: sharedNow() });
+      return;
+    }
     case 'disarm':
       armed = false;
       return;

@@ -134,6 +134,11 @@ export class MasterHistory {
     this.events.push({ t: at, m, kind: 'wipe' });
   }
 
+  /** Master `m` restarted from its AOF holding `key` = `value` for `pttl` more ms (read by the harness at `at`). */
+  reloaded(m: number, key: string, value: string, pttl: number, at: number): void {
+    this.events.push({ t: at, m, kind: 'cmd', args: ['set', key, value, 'PX', String(pttl)], lua: false });
+  }
+
   stop(): void {
     this.stopped = true;
     for (const c of this.monitors) c?.destroy();

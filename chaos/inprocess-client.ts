@@ -3,6 +3,7 @@
  * `RedlockService`, but no process of its own (so it cannot be SIGSTOPped). Used by the Jest version.
  */
 import type * as LibModule from 'nestjs-quorum-lock';
+import { sharedNow } from './clock.js';
 import type { ClientHandle, RecordSink } from './nemesis.js';
 import type { ProbeRecord } from './types.js';
 import { createWorkload, type Workload, type WorkloadConfig } from './workload.js';
@@ -26,6 +27,15 @@ export class InProcessClient implements ClientHandle {
     if (!workload) return 0;
     await workload.stop();
     return workload.cycles;
+  }
+
+  readonly sharesLoop = true;
+
+  /** Blocks this process's event loop (the harness's and every in-process client's with it). */
+  stall(ms: number): Promise<{ start: number; end: number }> {
+    const start = sharedNow();
+    while (sharedNow() - start < ms);
+    return Promise.resolve({ start, end: sharedNow() });
   }
 
   probe(round: number, budgetMs: number): Promise<ProbeRecord> {

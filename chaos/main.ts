@@ -12,7 +12,7 @@
  * liveness probe, or a shared clock that is not shared.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,12 +21,14 @@ import { Redlock } from 'nestjs-quorum-lock';
 import { startRedisMasters, type RedisMasters } from '../tools/redis-masters.js';
 import { checkPhase, type PhaseCheck } from './checker.js';
 import { sharedNow } from './clock.js';
-import { Cluster, Inspector, type FaultKind } from './nemesis.js';
+import { chaosMasterArgs, Cluster, Inspector, type FaultKind } from './nemesis.js';
+import { MUTANTS, writeMutant } from './mutants.js';
 import { runPhase, type PhaseResult, type PhaseSpec, type Settings } from './phase.js';
 import { ProcessClient, type PingPong } from './process-client.js';
 import { ProxyFarm } from './proxy.js';
 import { FencedRegister } from './register.js';
-import { phaseTitle, renderReport, renderTimeline, type ClockCheck } from './report.js';
+import { leadershipProblems, renderLeadership, runLeadershipPhase, type LeadershipResult } from './leadership-phase.js';
+import { phaseTitle, renderMutants, renderReport, renderTimeline, type ClockCheck } from './report.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url)); // dist-chaos/chaos
 const ROOT = resolve(HERE, '..', '..');
@@ -36,7 +38,12 @@ const USAGE = `npm run chaos -- [options]
   --seconds N        seconds of faults per phase (default 24; quick 8)
   --clients N        client processes per phase (default 4)
   --phases a,b       only these fault types: none, kill-restart, kill-delayed, master-pause,
-                     client-pause, key-loss, proxy-delay, proxy-drop, proxy-cut
+                     client-pause, key-loss, proxy-delay, proxy-drop, proxy-cut, client-stall,
+                     slow-masters, partition, evicting-master, fsync-restart, many-clients,
+                     leadership (leader election: resign, SIGKILL, SIGSTOP, hung master)
+  --mutants          plant each bug of chaos/mutants.ts in a copy of the library and run a short
+                     pass on each; exits 1 unless every one is caught (report: mutants-report.md)
+  --mutant NAME      only this mutant (with --mutants)
   --out DIR          where to write chaos-report.md and chaos-timeline.svg
   --help`;
 
@@ -46,10 +53,12 @@ interface Args {
   clients: number;
   phases: FaultKind[] | undefined;
   out: string;
+  mutants: boolean;
+  mutant: string | undefined;
 }
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { quick: false, seconds: 0, clients: 4, phases: undefined, out: '' };
+  const args: Args = { quick: false, seconds: 0, clients: 4, phases: undefined, out: '', mutants: false, mutant: undefined };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const value = () => {
@@ -62,14 +71,16 @@ function parseArgs(argv: string[]): Args {
     else if (a === '--clients') args.clients = Number(value());
     else if (a === '--phases') args.phases = value().split(',').map((s) => s.trim()) as FaultKind[];
     else if (a === '--out') args.out = value();
+    else if (a === '--mutants') args.mutants = true;
+    else if (a === '--mutant') args.mutant = value();
     else if (a === '--help' || a === '-h') {
       console.log(USAGE);
       process.exit(0);
     } else throw new Error(`unknown option ${a}\n${USAGE}`);
   }
-  args.seconds ||= args.quick ? 8 : 24;
-  args.out ||= args.quick || args.phases ? join(ROOT, 'dist-chaos') : join(ROOT, 'chaos');
-  if (!(args.clients >= 2 && args.clients <= 8)) throw new Error('--clients must be 2..8');
+  args.seconds ||= args.mutants ? 8 : args.quick ? 8 : 24;
+  args.out ||= args.quick || args.phases ? join(ROOT, 'dist-chaos') : join(ROOT, 'docs', 'evidence');
+  if (!(args.clients >= 2 && args.clients <= 24)) throw new Error('--clients must be 2..24');
   return args;
 }
 
@@ -78,19 +89,22 @@ const SETTINGS: Omit<Settings, 'registerUrl'> = {
   commandTimeout: 200,
   hotResources: 3,
   coldResources: 300,
-  hotWorkers: 2,
+  hotWorkers: 4,
   coldWorkers: 3,
-  hotHoldMs: [150, 700],
+  hotHoldMs: [2, 40],
   hotLongHoldMs: [1_200, 2_500],
-  hotLongShare: 0.25,
+  hotLongShare: 0.1,
   coldHoldMs: [2, 12],
   retryDelay: 60,
   retryJitter: 30,
   acquireTimeout: 2_500,
 };
 
+/** The phase with many client processes (each with the same workers). */
+const MANY_CLIENTS = 16;
+
 function phaseList(args: Args): PhaseSpec[] {
-  const all: [FaultKind, boolean][] = [
+  const all: [FaultKind, boolean, number?][] = [
     ['none', true],
     ['kill-restart', false],
     ['kill-restart', true],
@@ -102,17 +116,56 @@ function phaseList(args: Args): PhaseSpec[] {
     ['proxy-delay', true],
     ['proxy-drop', true],
     ['proxy-cut', true],
+    ['client-stall', true],
+    ['slow-masters', true],
+    ['partition', true],
+    ['evicting-master', true],
+    ['fsync-restart', true],
+    ['master-pause', true, MANY_CLIENTS],
   ];
-  const chosen = args.phases ? all.filter(([f]) => args.phases!.includes(f)) : all;
-  const unknown = (args.phases ?? []).filter((p) => !all.some(([f]) => f === p));
+  const name = (f: FaultKind, clients?: number) => (clients ? 'many-clients' : f);
+  const chosen = args.phases ? all.filter(([f, , c]) => args.phases!.includes(name(f, c) as FaultKind)) : all;
+  const unknown = (args.phases ?? []).filter((p) => (p as string) !== 'leadership' && !all.some(([f, , c]) => name(f, c) === p));
   if (unknown.length) throw new Error(`unknown fault type(s): ${unknown.join(', ')}\n${USAGE}`);
-  return chosen.map(([fault, guard], i) => ({
+  return chosen.map(([fault, guard, clients], i) => ({
     id: `p${String(i + 1).padStart(2, '0')}`,
     fault,
     guard,
     fencing: true,
     seconds: args.seconds,
-    title: fault,
+    title: clients ? `${fault}, ${clients} client processes` : fault,
+    clients,
+  }));
+}
+
+/** One short phase per planted bug, each with its own compiled copy of the library. */
+function mutantPhases(args: Args): PhaseSpec[] {
+  const chosen = MUTANTS.filter((m) => !args.mutant || m.name === args.mutant);
+  if (chosen.length === 0) throw new Error(`unknown mutant ${args.mutant}; known: ${MUTANTS.map((m) => m.name).join(', ')}`);
+  const src = join(ROOT, 'dist-chaos', 'mutants-src');
+  const out = join(ROOT, 'dist-chaos', 'mutants');
+  for (const m of chosen) writeMutant(m, join(ROOT, 'lib'), join(src, m.name)); // throws if a patch no longer applies
+  writeFileSync(
+    join(src, 'tsconfig.json'),
+    JSON.stringify({ extends: join(ROOT, 'tsconfig.build.json'), compilerOptions: { rootDir: '.', outDir: out, declaration: false, sourceMap: false }, include: ['.'] }),
+  );
+  console.log(`chaos: compiling ${chosen.length} mutant copies of lib/`);
+  // A planted bug may not type-check (that is not the point): emit anyway, then insist on the output.
+  try {
+    execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(src, 'tsconfig.json')], { stdio: 'pipe' });
+  } catch {
+    // type errors only: checked below
+  }
+  for (const m of chosen) if (!existsSync(join(out, m.name, 'index.js'))) throw new Error(`mutant ${m.name} did not compile`);
+  return chosen.map((m, i) => ({
+    id: `m${String(i + 1).padStart(2, '0')}`,
+    fault: m.phase.fault,
+    guard: m.phase.guard,
+    fencing: true,
+    seconds: args.seconds,
+    title: m.phase.fault,
+    lib: join(out, m.name, 'index.js'),
+    mutant: m.name,
   }));
 }
 
@@ -175,7 +228,7 @@ async function main(): Promise<number> {
   const args = parseArgs(process.argv.slice(2));
   const startedAt = new Date();
   const t0 = sharedNow();
-  const specs = phaseList(args);
+  const specs = args.mutants ? mutantPhases(args) : phaseList(args);
   console.log(`chaos: ${specs.length} phases × ${args.seconds} s of faults, ${args.clients} client processes each; report → ${args.out}`);
 
   let masters: RedisMasters | undefined;
@@ -202,10 +255,11 @@ async function main(): Promise<number> {
   process.on('SIGTERM', emergency);
 
   const rows: { result: PhaseResult; check: PhaseCheck }[] = [];
+  let leadership: LeadershipResult | undefined;
   const pongs: PingPong[] = [];
   const offsetDrifts: number[] = [];
   try {
-    [masters, registerServer] = await Promise.all([startRedisMasters(5), startRedisMasters(1)]);
+    [masters, registerServer] = await Promise.all([startRedisMasters(5, { args: chaosMasterArgs }), startRedisMasters(1)]);
     farm = ProxyFarm.create(masters.masters.map((m) => m.port));
     inspector = new Inspector(masters.urls);
     await inspector.connect();
@@ -220,8 +274,8 @@ async function main(): Promise<number> {
 
     for (const spec of specs) {
       const phaseStart = sharedNow();
-      console.log(`${spec.id} ${spec.fault}${spec.fault.startsWith('kill') ? ` (restart guard ${spec.guard ? 'on' : 'off'})` : ''}`);
-      live = Array.from({ length: args.clients }, (_, i) => new ProcessClient(`c${i + 1}`));
+      console.log(`${spec.id} ${spec.mutant ? `mutant ${spec.mutant}: ` : ''}${spec.title}${spec.fault.startsWith('kill') ? ` (restart guard ${spec.guard ? 'on' : 'off'})` : ''}`);
+      live = Array.from({ length: spec.clients ?? args.clients }, (_, i) => new ProcessClient(`c${i + 1}`, spec.lib));
       await Promise.all(live.map((c) => c.spawn()));
       for (const c of live) await c.ping(-1); // warm-up: the child may still be loading
       const first = new Map<string, number>();
@@ -248,6 +302,13 @@ async function main(): Promise<number> {
       for (const p of check.problems) console.log(`  FAIL ${p.check}: ${p.count} (${p.detail})`);
       if (interrupted) return 130;
     }
+    if (!args.mutants && (!args.phases || args.phases.includes('leadership' as FaultKind))) {
+      console.log('leadership: 3 client processes campaign; the leader resigns, is killed, paused, with a hung master');
+      await cluster.healAll();
+      leadership = await runLeadershipPhase({ seconds: args.seconds, clients: 3, masters: masters.masters, registerUrl: registerServer.urls[0], log: (line) => console.log(line) });
+      const times = leadership.takeovers.map((t) => `${t.event} ${t.ms.toFixed(0)} ms`).join(', ');
+      console.log(`  ${leadership.terms} terms, overlaps ${leadership.overlaps}, token inversions ${leadership.tokenInversions}, missed takeovers ${leadership.missedTakeovers}; takeovers: ${times}`);
+    }
   } finally {
     for (const c of live) c.kill();
     await cluster?.healAll().catch(() => undefined);
@@ -260,6 +321,20 @@ async function main(): Promise<number> {
 
   const durationMs = sharedNow() - t0;
   const clock = clockCheck(pongs, offsetDrifts);
+  if (args.mutants) {
+    mkdirSync(args.out, { recursive: true });
+    const verdicts = rows.map(({ result, check }) => ({
+      mutant: MUTANTS.find((m) => m.name === result.spec.mutant)!,
+      phase: phaseTitle(result),
+      cycles: check.cycles,
+      caughtBy: check.problems,
+    }));
+    writeFileSync(join(args.out, 'mutants-report.md'), renderMutants(verdicts, { durationMs, seconds: args.seconds, command: `npm run chaos -- ${process.argv.slice(2).join(' ')}`, startedAt }));
+    const missed = verdicts.filter((v) => v.caughtBy.length === 0);
+    console.log(`\nchaos --mutants: ${verdicts.length - missed.length} of ${verdicts.length} caught in ${(durationMs / 1000).toFixed(0)} s; report: ${join(args.out, 'mutants-report.md')}`);
+    for (const v of verdicts) console.log(`  ${v.caughtBy.length ? 'caught' : 'MISSED'} ${v.mutant.name}${v.caughtBy.length ? `: ${v.caughtBy.map((p) => `${p.check} (${p.count})`).join(', ')}` : ''}`);
+    return missed.length || verdicts.length < MUTANTS.filter((m) => !args.mutant || m.name === args.mutant).length ? 1 : 0;
+  }
   mkdirSync(args.out, { recursive: true });
   const svgName = 'chaos-timeline.svg';
   const info = {
@@ -274,8 +349,9 @@ async function main(): Promise<number> {
     cpus: cpus().length,
     command: `npm run chaos${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,
   };
-  writeFileSync(join(args.out, 'chaos-report.md'), renderReport(rows, clock, info, svgName));
-  writeFileSync(join(args.out, svgName), renderTimeline(rows, info.settings, args.clients));
+  const locking = rows.length ? renderReport(rows, clock, info, svgName) : `# Chaos report\n\n\`${info.command}\`, ${startedAt.toISOString()}\n`;
+  writeFileSync(join(args.out, 'chaos-report.md'), locking + (leadership ? renderLeadership(leadership) : ''));
+  if (rows.length) writeFileSync(join(args.out, svgName), renderTimeline(rows, info.settings, args.clients));
   mkdirSync(join(ROOT, 'dist-chaos'), { recursive: true });
   writeFileSync(
     join(ROOT, 'dist-chaos', 'chaos-history.json'),
@@ -288,6 +364,7 @@ async function main(): Promise<number> {
     const name = `${r.spec.id} ${phaseTitle(r)}`;
     for (const p of c.problems) problems.push(`${name}: ${p.check}: ${p.count} (${p.detail})`);
   }
+  if (leadership) problems.push(...leadershipProblems(leadership));
   console.log(`\nchaos: ${rows.reduce((a, r) => a + r.check.cycles.total, 0)} cycles in ${(durationMs / 1000).toFixed(0)} s; report: ${join(args.out, 'chaos-report.md')}`);
   for (const p of problems) console.log(`  FAIL ${p}`);
   return problems.length ? 1 : 0;

@@ -27,6 +27,10 @@ export interface ClientHandle {
   /** OS-process clients: SIGSTOP / SIGCONT. */
   stopProcess?(): void;
   continueProcess?(): void;
+  /** Blocks the client's event loop for `ms` (a synchronous busy wait, as a long GC pause would); resolves to when. */
+  stall?(ms: number): Promise<{ start: number; end: number }>;
+  /** Clients whose event loop a stall of this one blocks too (in-process clients share one loop). */
+  readonly sharesLoop?: boolean;
   /** OS-process clients: SIGSTOP for `ms` when a hot section is between its signal check and its write. */
   pauseAtNextCommit?(ms: number, waitMs: number): Promise<{ start: number; end: number } | undefined>;
 }
@@ -212,6 +216,8 @@ export interface NemesisContext {
   readonly hotKeys: readonly string[];
   /** Client pauses are appended here. */
   readonly pauses: ClientPause[];
+  /** The clients' per-command bound, ms (default 200). */
+  readonly commandTimeout?: number;
 }
 
 export type FaultKind =
@@ -223,7 +229,12 @@ export type FaultKind =
   | 'key-loss'
   | 'proxy-delay'
   | 'proxy-drop'
-  | 'proxy-cut';
+  | 'proxy-cut'
+  | 'client-stall'
+  | 'slow-masters'
+  | 'partition'
+  | 'evicting-master'
+  | 'fsync-restart';
 
 const pick = <T>(items: readonly T[]): T => items[Math.floor(Math.random() * items.length)];
 const shuffled = <T>(items: readonly T[]): T[] => [...items].sort(() => Math.random() - 0.5);
@@ -451,6 +462,109 @@ export const schedules: Record<FaultKind, (ctx: NemesisContext) => Promise<Fault
     return b.healed();
   },
 
+  /**
+   * Event-loop stalls in a client: a synchronous busy wait (a GC pause) longer than the renewal
+   * interval (a third of the TTL), in turn about half and nine tenths of the TTL, and, to make an
+   * acquisition finish after its validity, a third of a TTL beyond it.
+   */
+  async 'client-stall'(ctx) {
+    const victim = pick(ctx.clients.filter((c) => c.stall));
+    if (!victim) {
+      await sleep(ctx.ttl);
+      return undefined;
+    }
+    const factor = [0.5, 0.9, 1.3][ctx.variant % 3];
+    const ms = Math.round(ctx.ttl * factor);
+    const b = openBand(ctx, 'client-stall', `${factor} × TTL`, `${victim.id} event loop blocked ${ms} ms`, [], [victim.id]);
+    const { start, end } = await victim.stall!(ms);
+    const stalled = victim.sharesLoop ? ctx.clients.filter((c) => c.sharesLoop) : [victim];
+    for (const c of stalled) ctx.pauses.push({ phase: ctx.phase, client: c.id, start, end, targeted: false, kind: 'stall' });
+    b.band.start = start;
+    b.ended();
+    return b.healed();
+  },
+
+  /** Masters answering just under `commandTimeout`: one, two, then all of them, for every client. */
+  async 'slow-masters'(ctx) {
+    const k = [1, 2, 5][ctx.variant % 3];
+    const ms = shuffled(range(ctx.cluster.size)).slice(0, k).sort();
+    const commandTimeout = ctx.commandTimeout ?? 200;
+    const delay = Math.floor(commandTimeout * 0.45); // each way: a round trip just under commandTimeout
+    const ids = ctx.clients.map((c) => c.id);
+    const b = await holdProxyFaults(ctx, 'slow-masters', `${k} slow`, [{ clients: ids, masters: ms, fault: { kind: 'delay', ms: delay }, label: `${names(ms)} answer in ~${2 * delay} ms (commandTimeout ${commandTimeout})` }]);
+    b.delayMs = delay;
+    return b;
+  },
+
+  /**
+   * Partitions that split the clients into groups: a bridge (two groups share one master), a
+   * majority ring (each client sees a different majority), a minority island (half the clients see
+   * only two masters).
+   */
+  async partition(ctx) {
+    const variant = ctx.variant % 3;
+    const ids = shuffled(ctx.clients.map((c) => c.id));
+    const half = Math.ceil(ids.length / 2);
+    const [a, b] = [ids.slice(0, half), ids.slice(half)];
+    const n = ctx.cluster.size;
+    const plan: { clients: string[]; masters: number[]; fault: Fault; label: string }[] = [];
+    const drop: Fault = { kind: 'drop', direction: 'both' };
+    if (variant === 0) {
+      plan.push({ clients: a, masters: [3, 4], fault: drop, label: `${a.join(' ')} see m1 m2 m3` });
+      plan.push({ clients: b, masters: [0, 1], fault: drop, label: `${b.join(' ')} see m3 m4 m5` });
+    } else if (variant === 1) {
+      ids.forEach((c, i) => {
+        const seen = [i % n, (i + 1) % n, (i + 2) % n];
+        plan.push({ clients: [c], masters: range(n).filter((m) => !seen.includes(m)), fault: drop, label: `${c} sees ${names(seen.sort())}` });
+      });
+    } else {
+      plan.push({ clients: a, masters: [2, 3, 4], fault: drop, label: `${a.join(' ')} see only m1 m2` });
+    }
+    return holdProxyFaults(ctx, 'partition', ['bridge', 'majority ring', 'minority island'][variant], plan);
+  },
+
+  /**
+   * Memory pressure on a master with `maxmemory` and `volatile-lru` (set up by phase.ts): filler
+   * values without a TTL until the master evicts, so that the lock keys (the only keys with a TTL)
+   * go first.
+   */
+  async 'evicting-master'(ctx) {
+    const m = 0;
+    const b = openBand(ctx, 'evicting-master', 'volatile-lru', `m1 under memory pressure (maxmemory, volatile-lru): filler written for ${ctx.ttl * 3} ms`, [m], []);
+    const client = ctx.cluster.inspector.clients[m];
+    const filler = 'x'.repeat(32 * 1024);
+    const until = sharedNow() + ctx.ttl * 3;
+    let n = 0;
+    while (sharedNow() < until) {
+      await client.set(`junk:${ctx.phase}:${ctx.round}:${n++}`, filler).catch(() => undefined);
+      if (n % 8 === 0) await sleep(5);
+    }
+    await deleteJunk(client, `junk:${ctx.phase}:${ctx.round}:*`);
+    b.ended();
+    return b.healed();
+  },
+
+  /**
+   * kill -9 of a master that runs with `appendonly yes` and `appendfsync everysec` (set up by
+   * phase.ts), one holding a fresh hot lock; it restarts from its AOF, missing up to its last second.
+   */
+  async 'fsync-restart'(ctx) {
+    const found = await freshHolder(ctx, 3, ctx.ttl * 0.85, 2_000);
+    const victim = found ? pick(found.holders) : pick(range(ctx.cluster.size));
+    const b = openBand(ctx, 'fsync-restart', 'everysec', `${names([victim])} killed -9 and restarted from its AOF (appendfsync everysec)${found ? ` (a fresh lock there was on ${found.holders.length} of ${ctx.cluster.size})` : ''}`, [victim], []);
+    b.band.restarted = [victim]; // its last second is gone: counters written then included
+    b.band.heldOn = found?.holders.length;
+    b.band.killedAt = sharedNow();
+    const restartAt = await ctx.cluster.killAndRestart([victim], 0);
+    // What the AOF brought back: the history's model of that master starts from it.
+    for (const k of (await ctx.cluster.inspector.scan(victim, `lock:${ctx.phase}:*`)) ?? []) {
+      if (k.value !== null && k.pttl > 0) ctx.cluster.history?.reloaded(victim, k.key, k.value, k.pttl, restartAt);
+    }
+    b.ended();
+    watchUptime(ctx, b.band, [victim], restartAt);
+    return b.healed();
+  },
+
   async 'proxy-delay'(ctx) {
     const variant = ctx.variant % 3;
     const ids = ctx.clients.map((c) => c.id);
@@ -510,6 +624,58 @@ export const schedules: Record<FaultKind, (ctx: NemesisContext) => Promise<Fault
     return b.healed();
   },
 };
+
+/** Ports of masters that run with an AOF (`appendfsync everysec`): their restarts load it. */
+export const PERSISTENT_PORTS = new Set<number>();
+
+/** Extra redis-server arguments for the chaos masters (pass to `startRedisMasters`). */
+export const chaosMasterArgs = (port: number): string[] => (PERSISTENT_PORTS.has(port) ? ['--appendonly', 'yes', '--appendfsync', 'everysec'] : []);
+
+/** Per-phase set-up of the masters for the fault types that need it (undone by `tearDownMasters`). */
+export async function setUpMasters(fault: FaultKind, cluster: Cluster): Promise<void> {
+  if (fault === 'fsync-restart') {
+    for (const [i, m] of cluster.masters.entries()) {
+      PERSISTENT_PORTS.add(m.port);
+      await cluster.inspector.clients[i].config('SET', 'appendfsync', 'everysec');
+      await cluster.inspector.clients[i].config('SET', 'appendonly', 'yes');
+    }
+    await sleep(500); // the initial AOF rewrite
+  }
+  if (fault === 'evicting-master') {
+    const c = cluster.inspector.clients[0];
+    const used = Number(/used_memory:(\d+)/.exec(await c.info('memory'))?.[1] ?? 0);
+    await c.config('SET', 'maxmemory', String(used + 2 * 1024 * 1024));
+    await c.config('SET', 'maxmemory-policy', 'volatile-lru');
+  }
+}
+
+export async function tearDownMasters(fault: FaultKind, cluster: Cluster): Promise<void> {
+  if (fault === 'fsync-restart') {
+    for (const [i, m] of cluster.masters.entries()) {
+      PERSISTENT_PORTS.delete(m.port);
+      await cluster.inspector.clients[i].config('SET', 'appendonly', 'no').catch(() => undefined);
+    }
+  }
+  if (fault === 'evicting-master') {
+    const c = cluster.inspector.clients[0];
+    await c.config('SET', 'maxmemory', '0').catch(() => undefined);
+    await c.config('SET', 'maxmemory-policy', 'noeviction').catch(() => undefined);
+    await deleteJunk(c, 'junk:*');
+  }
+}
+
+async function deleteJunk(client: Redis, pattern: string): Promise<void> {
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await client.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length) await client.unlink(...keys);
+    } while (cursor !== '0');
+  } catch {
+    // the master did not answer: the phase's tear-down flushes the filler
+  }
+}
 
 /** How long after a round the run stays quiet before the next one (ms), so that its effects are seen. */
 export function quietAfter(kind: FaultKind, ttl: number, guard: boolean): number {

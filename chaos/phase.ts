@@ -5,7 +5,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sharedNow } from './clock.js';
-import { quietAfter, schedules, type ClientHandle, type Cluster, type FaultKind, type NemesisContext } from './nemesis.js';
+import { quietAfter, schedules, setUpMasters, tearDownMasters, type ClientHandle, type Cluster, type FaultKind, type NemesisContext } from './nemesis.js';
 import type { FencedRegister } from './register.js';
 import { MasterHistory } from './history.js';
 import type { ClientPause, FaultBand, KeyLeft, PhaseHistory, ProbeRecord } from './types.js';
@@ -22,6 +22,11 @@ export interface PhaseSpec {
   title: string;
   /** Only these variants of the fault, in turn (default: all, in turn). */
   variants?: number[];
+  /** Client processes in this phase (default: the run's). */
+  clients?: number;
+  /** A planted-bug copy of the library for the clients to load (`--mutants`), and its name. */
+  lib?: string;
+  mutant?: string;
 }
 
 /** The workload's shape, the same in every phase. */
@@ -55,6 +60,7 @@ export async function runPhase(
   log: (line: string) => void = () => undefined,
 ): Promise<PhaseResult> {
   await cluster.healAll();
+  await setUpMasters(spec.fault, cluster);
   await cluster.waitUptime(2); // a clean start: no master inside the restart guard's window
   const history: PhaseHistory = {
     phase: spec.id,
@@ -77,7 +83,7 @@ export async function runPhase(
   const sink = { section: (r: PhaseHistory['sections'][number]) => history.sections.push(r), failure: (r: PhaseHistory['failures'][number]) => history.failures.push(r) };
   await Promise.all(
     clients.map(async (c) =>
-      c.start({ ...settings, phase: spec.id, client: c.id, nodes: await cluster.farm.nodesFor(c.id), restartGuard: spec.guard, fencing: spec.fencing }, sink),
+      c.start({ ...settings, phase: spec.id, client: c.id, nodes: await cluster.farm.nodesFor(c.id), restartGuard: spec.guard, fencing: spec.fencing, allowEvictingMasters: spec.fault === 'evicting-master' }, sink),
     ),
   );
   await sleep(1_000);
@@ -89,7 +95,7 @@ export async function runPhase(
   try {
     for (let round = 0; sharedNow() < end; round++) {
       const variant = spec.variants ? spec.variants[round % spec.variants.length] : round;
-      const ctx: NemesisContext = { phase: spec.id, round, variant, cluster, clients, ttl: settings.ttl, guard: spec.guard, hotKeys, pauses };
+      const ctx: NemesisContext = { phase: spec.id, round, variant, cluster, clients, ttl: settings.ttl, guard: spec.guard, hotKeys, pauses, commandTimeout: settings.commandTimeout };
       const band: FaultBand | undefined = await schedules[spec.fault](ctx);
       if (band) {
         history.bands.push(band);
@@ -105,6 +111,7 @@ export async function runPhase(
     await cluster.healAll();
     for (const c of clients) c.continueProcess?.();
   }
+  await tearDownMasters(spec.fault, cluster);
   const runTo = sharedNow();
   const perClient = await Promise.all(clients.map((c) => c.stop()));
   clients.forEach((c, i) => (history.clientCycles[c.id] = perClient[i]));

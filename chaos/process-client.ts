@@ -29,7 +29,11 @@ export class ProcessClient implements ClientHandle {
   /** The child's clock reading when it stopped (its perfOffset then, against the pings' at start). */
   lastReading: ClockReading | undefined;
 
-  constructor(readonly id: string) {}
+  constructor(
+    readonly id: string,
+    /** Path of the library to load instead of the built package (a planted-bug copy). */
+    private readonly libPath?: string,
+  ) {}
 
   get pid(): number | undefined {
     return this.child?.pid;
@@ -37,7 +41,8 @@ export class ProcessClient implements ClientHandle {
 
   /** Forks the process (no workload yet). */
   async spawn(): Promise<void> {
-    const child = fork(CLIENT_JS, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: [] });
+    const env = this.libPath ? { ...process.env, CHAOS_LIB: this.libPath } : process.env;
+    const child = fork(CLIENT_JS, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: [], env });
     this.child = child;
     this.exited = once(child, 'exit');
     child.on('message', (message: FromClient) => this.receive(message));
@@ -108,6 +113,11 @@ export class ProcessClient implements ClientHandle {
     clearTimeout(timer);
     this.child = undefined;
     return cycles;
+  }
+
+  async stall(ms: number): Promise<{ start: number; end: number }> {
+    const r = await this.request({ type: 'stall', ms }, 'stalled', ms + 10_000);
+    return { start: r.start, end: r.end };
   }
 
   async probe(round: number, budgetMs: number): Promise<ProbeRecord> {

@@ -11,4 +11,9 @@ ensure_redis_server
 npm run build
 rm -rf dist-chaos
 npx tsc -p chaos/tsconfig.json
-exec node dist-chaos/chaos/main.js "$@"
+case " $* " in *" --help "*|*" -h "*) exec node dist-chaos/chaos/main.js "$@" ;; esac
+status=0
+node dist-chaos/chaos/main.js "$@" || status=$?
+# The semaphore and read-write phases (same faults but client-pause; see chaos/shared-locks.ts).
+node dist-chaos/chaos/shared-locks.js "$@" || status=$((status > 0 ? status : 1))
+exit "$status"

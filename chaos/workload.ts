@@ -44,6 +44,8 @@ export interface WorkloadConfig {
   retryDelay: number;
   retryJitter: number;
   acquireTimeout: number;
+  /** Opt in to masters whose `maxmemory-policy` can evict keys (the evicting-master phase). */
+  allowEvictingMasters?: boolean;
 }
 
 /** Where records go, and the client-pause hook. */
@@ -184,6 +186,8 @@ export function createWorkload(lib: Lib, config: WorkloadConfig, hooks: Workload
         restartGuard: config.restartGuard,
         fencing: config.fencing,
         ...retry,
+        // The library refuses evicting masters unless told otherwise; only the evicting-master phase opts in.
+        ...((config.allowEvictingMasters ? { allowEvictingMasters: true } : {}) as object),
       }),
     ],
     providers: [LockedSections, UsingSections],

@@ -18,7 +18,15 @@ export type { MasterOutcome } from './core/votes.js';
 export type { RedlockLogger } from './core/logger.js';
 export type { MasterState, DistrustReason } from './core/master-monitor.js';
 export type { GuardReason } from './core/restart-guard.js';
-export { REDLOCK_DEFAULTS, type RedlockNode, type RedlockOptions, type RetryOptions } from './core/options.js';
+export {
+  MAX_TTL,
+  REDLOCK_DEFAULTS,
+  type RedlockNode,
+  type RedlockOptions,
+  type RetryDelay,
+  type RetryOptions,
+} from './core/options.js';
+export { MAX_RESOURCES } from './core/resources.js';
 export * from './errors/index.js';
 export * from './filters/index.js';
 export type { LockInspection, MasterHolding } from './core/inspect.js';

@@ -1,15 +1,18 @@
 import { Module } from '@nestjs/common';
 import { ConfigModule, ConfigService } from '@nestjs/config';
 import { APP_FILTER } from '@nestjs/core';
+import { ScheduleModule } from '@nestjs/schedule';
 import { RedlockModule } from 'nestjs-quorum-lock';
 import { InventoryService, redlockNodes } from './inventory.service.js';
 import { LockBusyFilter } from './lock-busy.filter.js';
+import { SalesReportJob } from './sales-report.job.js';
 import { SeatsController } from './seats.controller.js';
 
-/** The shop: Redlock configured from `REDLOCK_NODES` through `@nestjs/config`. */
+/** The shop: Redlock configured from `REDLOCK_NODES` through `@nestjs/config`, and a scheduled sales report. */
 @Module({
   imports: [
     ConfigModule.forRoot({ isGlobal: true }),
+    ScheduleModule.forRoot(),
     RedlockModule.forRootAsync({
       inject: [ConfigService],
       // ttl: a sale takes milliseconds, and a crashed holder should block a seat for 2 s at most.
@@ -17,6 +20,6 @@ import { SeatsController } from './seats.controller.js';
     }),
   ],
   controllers: [SeatsController],
-  providers: [InventoryService, { provide: APP_FILTER, useClass: LockBusyFilter }],
+  providers: [InventoryService, SalesReportJob, { provide: APP_FILTER, useClass: LockBusyFilter }],
 })
 export class AppModule {}

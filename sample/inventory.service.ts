@@ -33,6 +33,7 @@ export interface Sale {
 
 const stockKey = (id: string) => `shop:stock:${id}`;
 const salesKey = (id: string) => `shop:sales:${id}`;
+const REPORTS_KEY = 'shop:reports';
 
 /**
  * The shop's stock, kept in Redis (plain keys on the FIRST master, apart from the lock keys) so that
@@ -72,6 +73,23 @@ export class InventoryService implements OnApplicationShutdown {
     // 3. write: atomic on its own, yet it overwrites whatever other buyers wrote since step 1.
     await this.redis.multi().set(stockKey(id), stock - 1).rpush(salesKey(id), buyer).exec();
     return { id, buyer, remaining: stock - 1 };
+  }
+
+  /** Records that `instance` produced the report of the fire at second `fire`. */
+  async recordReport(fire: number, instance: string): Promise<void> {
+    await this.redis.rpush(REPORTS_KEY, `${fire} ${instance}`);
+  }
+
+  /** Every report recorded since `clearReports()`, in order: which instance ran which fire. */
+  async reports(): Promise<{ fire: number; instance: string }[]> {
+    return (await this.redis.lrange(REPORTS_KEY, 0, -1)).map((line) => {
+      const [fire, instance] = line.split(' ');
+      return { fire: Number(fire), instance };
+    });
+  }
+
+  async clearReports(): Promise<void> {
+    await this.redis.del(REPORTS_KEY);
   }
 
   async onApplicationShutdown(): Promise<void> {

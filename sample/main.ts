@@ -5,21 +5,28 @@
  *   npm run sample                                   # starts 3 local redis-server masters itself
  *   REDLOCK_NODES=redis://a:6379,redis://b:6379,redis://c:6379 npm run sample
  *
- * Exits 1 if the locked route oversold.
+ * Then both instances run the same every-second cron job (`@Cron` + `@Locked(…, { onBusy: 'skip',
+ * minHold })`) for a few fires, and the sample shows that each fire ran on exactly one instance.
+ *
+ * Exits 1 if the locked route oversold, or if a fire of the scheduled job ran more than once.
  */
 import 'reflect-metadata';
 import { Logger, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { SchedulerRegistry } from '@nestjs/schedule';
 import { setTimeout as delay } from 'node:timers/promises';
 import { RedlockService } from 'nestjs-quorum-lock';
 import { startRedisMasters, type RedisMasters } from '../tools/redis-masters.js';
 import { AppModule } from './app.module.js';
 import { InventoryService } from './inventory.service.js';
+import { SALES_REPORT_JOB } from './sales-report.job.js';
 
 const ITEM = 'front-row';
 const STOCK = 5;
 const BUYERS = 50;
 const INSTANCES = 2;
+/** How many fires of the every-second report job the sample watches. */
+const REPORT_FIRES = 6;
 let interrupted = false;
 
 interface Outcome {
@@ -100,6 +107,33 @@ async function waitForRestartGuard(apps: INestApplication[]): Promise<void> {
   while (pending() > 0) await delay(Math.min(100, pending()));
 }
 
+/**
+ * Starts the every-second report job on both instances, watches REPORT_FIRES fires, and prints which
+ * instance ran each. Returns why the run failed (a fire ran twice), or undefined.
+ */
+async function runReportJob(apps: INestApplication[]): Promise<string | undefined> {
+  const inventory = apps[0].get(InventoryService);
+  await inventory.clearReports();
+  const jobs = apps.map((app) => app.get(SchedulerRegistry).getCronJob(SALES_REPORT_JOB));
+  for (const job of jobs) job.start();
+  const first = Math.round(Date.now() / 1_000) + 1; // the first fire both instances are scheduled for
+  console.log(`\nScheduled job: both instances fire '@Cron(every second) @Locked('report:sales', { onBusy: 'skip', minHold: 800 })' for ${REPORT_FIRES} s.`);
+  await delay((REPORT_FIRES + 1) * 1_000 + 300);
+  for (const job of jobs) void job.stop();
+  await delay(200); // the last fire's report is written
+  const reports = (await inventory.reports()).filter((r) => r.fire >= first && r.fire < first + REPORT_FIRES);
+  const byFire = new Map<number, string[]>();
+  for (let fire = first; fire < first + REPORT_FIRES; fire++) byFire.set(fire, []);
+  for (const r of reports) byFire.get(r.fire)?.push(r.instance);
+  for (const [fire, ran] of byFire) {
+    console.log(`  fire ${new Date(fire * 1_000).toISOString().slice(11, 19)}: ${ran.length === 0 ? 'not run' : `ran on ${ran.join(' and ')}`}`);
+  }
+  const twice = [...byFire.values()].filter((ran) => ran.length > 1).length;
+  const once = [...byFire.values()].filter((ran) => ran.length === 1).length;
+  console.log(`Each fire ran once: ${once} of ${REPORT_FIRES} fires ran on exactly one instance, ${twice} ran twice; the other instance skipped silently.`);
+  return twice > 0 ? `${twice} fires of the scheduled job ran on more than one instance.` : undefined;
+}
+
 async function main(): Promise<number> {
   let redis: RedisMasters | undefined;
   const apps: INestApplication[] = [];
@@ -160,6 +194,11 @@ async function main(): Promise<number> {
       return 1;
     }
     console.log(`With @Locked('seat:#id'): ${locked.sold} of ${STOCK} sold, never more; everyone else was told "sold out" or "lock busy".`);
+    const reportFailure = await runReportJob(apps);
+    if (reportFailure) {
+      console.log(`FAIL: ${reportFailure}`);
+      return 1;
+    }
     return 0;
   } finally {
     await cleanup();

@@ -46,13 +46,37 @@ if high < token then
   for i = 1, #KEYS do redis.call('set', KEYS[i], ARGV[1]) end
 end
 return high`,
-  /** Resets the TTL of every key if all of them still hold the value. 1 = extended, 0 = not ours. */
+  /**
+   * Resets the TTL of every key if all of them still hold the value. 1 = extended; 0 = some key
+   * holds another value; 2 = none holds another value but some key is gone (nothing extended: the
+   * quorum repair may re-take it, see `repair`).
+   */
   extend: `
+local absent = false
 for i = 1, #KEYS do
-  if redis.pcall('get', KEYS[i]) ~= ARGV[1] then return 0 end
+  local v = redis.pcall('get', KEYS[i])
+  if v ~= ARGV[1] then
+    if v then return 0 end
+    absent = true
+  end
 end
+if absent then return 2 end
 for i = 1, #KEYS do
   redis.call('pexpire', KEYS[i], ARGV[2])
+end
+return 1`,
+  /**
+   * Quorum repair (docs/quorum-repair.md): sent only after an extension won a quorum, to the masters
+   * that answered 2 (the key is gone there). Re-takes every key with the same value and TTL, unless
+   * one of them holds another value. 1 = every key holds the value now, 0 = another holder has one.
+   */
+  repair: `
+for i = 1, #KEYS do
+  local v = redis.pcall('get', KEYS[i])
+  if v and v ~= ARGV[1] then return 0 end
+end
+for i = 1, #KEYS do
+  redis.call('set', KEYS[i], ARGV[1], 'PX', ARGV[2])
 end
 return 1`,
   /**
@@ -79,17 +103,19 @@ export interface ScriptedClient {
   quorumLockFence(numKeys: number, ...keysThenArgs: (string | number)[]): Promise<number>;
   quorumLockExtend(numKeys: number, ...keysThenArgs: (string | number)[]): Promise<number>;
   quorumLockRelease(numKeys: number, ...keysThenArgs: (string | number)[]): Promise<number>;
+  quorumLockRepair(numKeys: number, ...keysThenArgs: (string | number)[]): Promise<number>;
 }
 
 /** Registers the scripts on a client with ioredis `defineCommand` (idempotent). */
 export function defineScripts(client: Redis): ScriptedClient {
   const scripted = client as unknown as Partial<ScriptedClient>;
-  if (typeof scripted.quorumLockRelease !== 'function') {
+  if (typeof scripted.quorumLockRepair !== 'function') {
     client.defineCommand('quorumLockAcquire', { lua: LUA.acquire });
     client.defineCommand('quorumLockFencedAcquire', { lua: LUA.fencedAcquire });
     client.defineCommand('quorumLockFence', { lua: LUA.fence });
     client.defineCommand('quorumLockExtend', { lua: LUA.extend });
     client.defineCommand('quorumLockRelease', { lua: LUA.release });
+    client.defineCommand('quorumLockRepair', { lua: LUA.repair });
   }
   return client as unknown as ScriptedClient;
 }

@@ -59,3 +59,34 @@ describe('RedlockService logging', () => {
     }
   });
 });
+
+describe('RedlockService logging of lost locks', () => {
+  it('warns with context Redlock, the resource and why, never the lock value', async () => {
+    const ref = await Test.createTestingModule({
+      imports: [RedlockModule.forRoot({ nodes: [redis.urls[0]], restartGuard: false })],
+    }).compile();
+    const app = ref.createNestApplication({ logger: capturing });
+    await app.init();
+    try {
+      const redlock = app.get(RedlockService);
+      const lock = await redlock.acquire('invoice:77', 2_000);
+      const { Redis } = await import('ioredis');
+      const admin = new Redis(redis.urls[0]);
+      await admin.del('lock:invoice:77');
+      admin.disconnect();
+      await lock.extend().catch(() => undefined);
+      const warned = lines.filter((l) => l.context === 'Redlock' && l.level === 'warn' && l.message.includes('invoice:77'));
+      expect(warned).toHaveLength(1);
+      expect(warned[0].message).toMatch(/lost|no longer/i);
+      expect(warned[0].message).toContain('majority-lost');
+      expect(JSON.stringify(lines)).not.toContain(lock.value);
+      lines.length = 0;
+      const released = await redlock.acquire('invoice:78', 2_000);
+      await released.release();
+      await released.extend().catch(() => undefined); // extending a released lock: not a loss worth a warning
+      expect(lines.filter((l) => l.level === 'warn')).toEqual([]);
+    } finally {
+      await app.close();
+    }
+  });
+});

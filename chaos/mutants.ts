@@ -1,0 +1,88 @@
+/**
+ * Planted bugs: each one a small text patch to a COPY of `lib/`, applied by `npm run chaos --
+ * --mutants` (and, for the cheapest, by test/chaos/mutants.spec.ts). A patch whose text is not found
+ * exactly once throws: when the library is refactored, the patch must be updated, never silently skipped.
+ */
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { FaultKind } from './nemesis.js';
+
+export interface Mutant {
+  name: string;
+  /** What the bug is, in a line. */
+  bug: string;
+  /** Edits to files under lib/: `find` must occur exactly once. */
+  patches: { file: string; find: string; replace: string }[];
+  /** The short chaos pass that should catch it: fault type, restart guard. */
+  phase: { fault: FaultKind; guard: boolean };
+}
+
+export const MUTANTS: Mutant[] = [
+  {
+    name: 'quorum-of-1',
+    bug: 'one master is a quorum',
+    patches: [{ file: 'core/votes.ts', find: 'return Math.floor(masterCount / 2) + 1;', replace: 'return 1;' }],
+    phase: { fault: 'none', guard: true },
+  },
+  {
+    name: 'release-without-value-check',
+    bug: "release deletes the key whatever its value (another holder's lock included)",
+    patches: [{ file: 'core/scripts.ts', find: "if redis.pcall('get', KEYS[i]) == ARGV[1] then\n    redis.call('del', KEYS[i])", replace: "if true then\n    redis.call('del', KEYS[i])" }],
+    phase: { fault: 'none', guard: true },
+  },
+  {
+    name: 'fencing-not-increasing',
+    bug: 'every fencing token is 1',
+    patches: [{ file: 'core/fencing.ts', find: 'if (await votes.decided) return proposed;', replace: 'if (await votes.decided) return 1;' }],
+    phase: { fault: 'none', guard: true },
+  },
+  {
+    name: 'no-release-after-failed-attempt',
+    bug: 'a failed attempt leaves the keys it won on the masters',
+    patches: [{ file: 'core/redlock.ts', find: ': this.releaseKeys(keys, value, context.timeout, false);', replace: ': { settled: Promise.resolve() };' }],
+    phase: { fault: 'none', guard: true },
+  },
+  {
+    name: 'renewal-stops-silently',
+    bug: 'renewal extends once, then stops without telling anyone',
+    patches: [{ file: 'core/renewal.ts', find: 'if (!stopped) planNext();', replace: '' }],
+    phase: { fault: 'none', guard: true },
+  },
+  {
+    name: 'no-validity-check',
+    bug: 'a quorum won after the TTL is accepted (validity not checked)',
+    patches: [{ file: 'core/redlock.ts', find: "if (result.outcome === 'granted' && validUntil > now()) {", replace: "if (result.outcome === 'granted' && (validUntil > now() || true)) {" }],
+    phase: { fault: 'client-stall', guard: true },
+  },
+  {
+    name: 'guard-always-trusts',
+    bug: 'the restart guard trusts a master that restarted empty at once',
+    patches: [{ file: 'core/restart-guard.ts', find: 'trusts(i: number): boolean {\n    if (this.#pending[i]) return false;', replace: 'trusts(i: number): boolean {\n    if (i >= 0) return true;\n    if (this.#pending[i]) return false;' }],
+    phase: { fault: 'kill-restart', guard: true },
+  },
+  {
+    name: 'no-signal-abort',
+    bug: "a lost lock's signal never aborts",
+    patches: [
+      { file: 'core/lock.ts', find: 'this.#controller?.abort(reason);', replace: '' },
+      { file: 'core/lock.ts', find: 'if (this.#lostReason) controller.abort(this.#lostReason);', replace: 'if (this.#lostReason) void 0;' },
+    ],
+    phase: { fault: 'master-pause', guard: true },
+  },
+];
+
+/** Copies `libDir` to `outDir` and applies the mutant's patches there; throws if a patch does not apply exactly once. */
+export function writeMutant(mutant: Mutant, libDir: string, outDir: string): void {
+  if (existsSync(outDir)) rmSync(outDir, { recursive: true, force: true });
+  mkdirSync(outDir, { recursive: true });
+  cpSync(libDir, outDir, { recursive: true });
+  for (const p of mutant.patches) {
+    const path = join(outDir, p.file);
+    const text = readFileSync(path, 'utf8');
+    const count = text.split(p.find).length - 1;
+    if (count !== 1) {
+      throw new Error(`mutant ${mutant.name}: the patch for lib/${p.file} found its text ${count} times (expected exactly once); the library changed, update chaos/mutants.ts:\n${p.find}`);
+    }
+    writeFileSync(path, text.replace(p.find, () => p.replace));
+  }
+}

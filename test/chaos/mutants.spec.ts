@@ -1,0 +1,78 @@
+/**
+ * The checker must be able to fail: the three cheapest planted bugs of chaos/mutants.ts, each applied
+ * to a copy of lib/ and run through a short in-process chaos pass (no fault, hot contention), must
+ * each be caught. `npm run chaos -- --mutants` runs all of them, with client processes.
+ */
+import 'reflect-metadata';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.js';
+import { checkPhase } from '../../chaos/checker.js';
+import { InProcessClient } from '../../chaos/inprocess-client.js';
+import { MUTANTS, writeMutant } from '../../chaos/mutants.js';
+import { Cluster, Inspector } from '../../chaos/nemesis.js';
+import { runPhase, type Settings } from '../../chaos/phase.js';
+import { ProxyFarm } from '../../chaos/proxy.js';
+import { FencedRegister } from '../../chaos/register.js';
+
+const ROOT = join(fileURLToPath(new URL('.', import.meta.url)), '..', '..');
+
+let masters: RedisMasters;
+let registerServer: RedisMasters;
+let farm: ProxyFarm;
+let inspector: Inspector;
+let register: FencedRegister;
+let cluster: Cluster;
+let settings: Settings;
+
+beforeAll(async () => {
+  [masters, registerServer] = await Promise.all([startRedisMasters(5), startRedisMasters(1)]);
+  farm = ProxyFarm.create(masters.masters.map((m) => m.port));
+  inspector = new Inspector(masters.urls);
+  await inspector.connect();
+  register = new FencedRegister(registerServer.urls[0]);
+  await register.connect();
+  cluster = new Cluster(masters.masters, farm, inspector);
+  settings = {
+    registerUrl: registerServer.urls[0],
+    ttl: 1_000,
+    commandTimeout: 200,
+    hotResources: 2,
+    coldResources: 50,
+    hotWorkers: 3,
+    coldWorkers: 1,
+    hotHoldMs: [2, 30],
+    hotLongHoldMs: [1_200, 1_600],
+    hotLongShare: 0.05,
+    coldHoldMs: [2, 10],
+    retryDelay: 40,
+    retryJitter: 20,
+    acquireTimeout: 2_500,
+  };
+}, 20_000);
+
+afterAll(async () => {
+  await cluster?.healAll().catch(() => undefined);
+  register?.close();
+  inspector?.close();
+  await farm?.close();
+  await Promise.all([masters?.stop(), registerServer?.stop()]);
+}, 20_000);
+
+describe('planted bugs are caught by the chaos checker (in-process, no fault, hot contention)', () => {
+  for (const name of ['quorum-of-1', 'release-without-value-check', 'fencing-not-increasing']) {
+    it(`${name}: at least one check fails the pass`, async () => {
+      const mutant = MUTANTS.find((m) => m.name === name)!;
+      // A copy of lib/ inside the repository (git-ignored), so that Jest transforms it like the sources.
+      const dir = join(ROOT, 'dist-chaos', 'jest-mutants', name);
+      writeMutant(mutant, join(ROOT, 'lib'), dir);
+      const lib = (await import(`../../dist-chaos/jest-mutants/${name}/index.js`)) as typeof import('../../lib/index.js');
+      const spec = { id: `jm-${name}`, fault: 'none' as const, guard: true, fencing: true, seconds: 4, title: 'none' };
+      const clients = ['c1', 'c2', 'c3'].map((id) => new InProcessClient(id, lib));
+      const check = checkPhase(await runPhase(cluster, spec, clients, settings, register));
+      expect(check.cycles.hot).toBeGreaterThan(20);
+      expect({ mutant: name, caughtBy: check.problems.map((p) => p.check) }).not.toEqual({ mutant: name, caughtBy: [] });
+    }, 40_000);
+  }
+});
