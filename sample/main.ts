@@ -57,7 +57,9 @@ async function rush(urls: string[], route: string): Promise<Outcome> {
   const ms = performance.now() - started;
   const seat = (await (await fetch(`${urls[0]}/seats/${ITEM}`)).json()) as { stock: number; sold: number };
   const count = (ok: (r: (typeof replies)[number]) => boolean) => replies.filter(ok).length;
-  const other = replies.filter((r) => r.status !== 201 && r.status !== 409).map((r) => `${r.status} ${r.reason ?? ''}`.trim());
+  const other = replies
+    .filter((r) => r.status !== 201 && r.status !== 409)
+    .map((r) => `${r.status} ${r.reason ?? ''}`.trim());
   const sold = count((r) => r.status === 201);
   return {
     route: `POST /seats/:id/${route}`,
@@ -72,7 +74,18 @@ async function rush(urls: string[], route: string): Promise<Outcome> {
 }
 
 function printTable(rows: Outcome[]): void {
-  const head = ['route', 'in stock', 'buyers', 'sold (201)', 'sold out (409)', 'lock busy (409)', 'other', 'stock left', 'OVERSOLD', 'time'];
+  const head = [
+    'route',
+    'in stock',
+    'buyers',
+    'sold (201)',
+    'sold out (409)',
+    'lock busy (409)',
+    'other',
+    'stock left',
+    'OVERSOLD',
+    'time',
+  ];
   const body = rows.map((r) => [
     r.route,
     String(STOCK),
@@ -86,7 +99,8 @@ function printTable(rows: Outcome[]): void {
     `${Math.round(r.ms)} ms`,
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((row) => row[i].length)));
-  const line = (cells: string[]) => '| ' + cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join(' | ') + ' |';
+  const line = (cells: string[]) =>
+    '| ' + cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join(' | ') + ' |';
   const rule = '|' + widths.map((w) => '-'.repeat(w + 2)).join('|') + '|';
   console.log(['', line(head), rule, ...body.map(line), ''].join('\n'));
   for (const r of rows) if (r.other.length) console.log(`${r.route}: other answers: ${r.other.join(', ')}`);
@@ -103,7 +117,9 @@ async function waitForRestartGuard(apps: INestApplication[]): Promise<void> {
   await delay(50); // let each instance read INFO from its masters
   const wait = pending();
   if (wait <= 0) return;
-  console.log(`Restart guard: the masters have been up for less than the largest TTL; waiting ${Math.ceil(wait)} ms before locking.`);
+  console.log(
+    `Restart guard: the masters have been up for less than the largest TTL; waiting ${Math.ceil(wait)} ms before locking.`,
+  );
   while (pending() > 0) await delay(Math.min(100, pending()));
 }
 
@@ -117,7 +133,9 @@ async function runReportJob(apps: INestApplication[]): Promise<string | undefine
   const jobs = apps.map((app) => app.get(SchedulerRegistry).getCronJob(SALES_REPORT_JOB));
   for (const job of jobs) job.start();
   const first = Math.round(Date.now() / 1_000) + 1; // the first fire both instances are scheduled for
-  console.log(`\nScheduled job: both instances fire '@Cron(every second) @Locked('report:sales', { onBusy: 'skip', minHold: 800 })' for ${REPORT_FIRES} s.`);
+  console.log(
+    `\nScheduled job: both instances fire '@Cron(every second) @Locked('report:sales', { onBusy: 'skip', minHold: 800 })' for ${REPORT_FIRES} s.`,
+  );
   await delay((REPORT_FIRES + 1) * 1_000 + 300);
   for (const job of jobs) void job.stop();
   await delay(200); // the last fire's report is written
@@ -126,11 +144,15 @@ async function runReportJob(apps: INestApplication[]): Promise<string | undefine
   for (let fire = first; fire < first + REPORT_FIRES; fire++) byFire.set(fire, []);
   for (const r of reports) byFire.get(r.fire)?.push(r.instance);
   for (const [fire, ran] of byFire) {
-    console.log(`  fire ${new Date(fire * 1_000).toISOString().slice(11, 19)}: ${ran.length === 0 ? 'not run' : `ran on ${ran.join(' and ')}`}`);
+    console.log(
+      `  fire ${new Date(fire * 1_000).toISOString().slice(11, 19)}: ${ran.length === 0 ? 'not run' : `ran on ${ran.join(' and ')}`}`,
+    );
   }
   const twice = [...byFire.values()].filter((ran) => ran.length > 1).length;
   const once = [...byFire.values()].filter((ran) => ran.length === 1).length;
-  console.log(`Each fire ran once: ${once} of ${REPORT_FIRES} fires ran on exactly one instance, ${twice} ran twice; the other instance skipped silently.`);
+  console.log(
+    `Each fire ran once: ${once} of ${REPORT_FIRES} fires ran on exactly one instance, ${twice} ran twice; the other instance skipped silently.`,
+  );
   return twice > 0 ? `${twice} fires of the scheduled job ran on more than one instance.` : undefined;
 }
 
@@ -171,7 +193,9 @@ async function main(): Promise<number> {
     }
     const urls = await Promise.all(apps.map((app) => app.getUrl()));
     console.log(`Shop instances: ${urls.join(', ')}`);
-    console.log(`Each run: "${ITEM}" restocked with ${STOCK} tickets, ${BUYERS} concurrent buyers spread over both instances.`);
+    console.log(
+      `Each run: "${ITEM}" restocked with ${STOCK} tickets, ${BUYERS} concurrent buyers spread over both instances.`,
+    );
 
     await waitForRestartGuard(apps);
 
@@ -193,7 +217,9 @@ async function main(): Promise<number> {
       console.log(`FAIL: with @Locked, ${locked.oversold} tickets were oversold.`);
       return 1;
     }
-    console.log(`With @Locked('seat:#id'): ${locked.sold} of ${STOCK} sold, never more; everyone else was told "sold out" or "lock busy".`);
+    console.log(
+      `With @Locked('seat:#id'): ${locked.sold} of ${STOCK} sold, never more; everyone else was told "sold out" or "lock busy".`,
+    );
     const reportFailure = await runReportJob(apps);
     if (reportFailure) {
       console.log(`FAIL: ${reportFailure}`);
