@@ -108,7 +108,10 @@ async function readHolding(master: Master, key: string, counterKey: string, time
   let timer: NodeJS.Timeout | undefined;
   try {
     // MULTI/EXEC: the value and its TTL read at one instant; reads only.
-    const batch = master.client.multi().get(key).pttl(key).get(counterKey);
+    // On a cluster the lock key and its counter may be in different slots: read them apart there.
+    const batch = master.cluster
+      ? { exec: () => readApart(master, key, counterKey) }
+      : master.client.multi().get(key).pttl(key).get(counterKey);
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
       timer.unref();
@@ -137,4 +140,10 @@ async function readHolding(master: Master, key: string, counterKey: string, time
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** The three reads of `readHolding` as separate commands, in MULTI's reply shape (value and TTL in one slot, one MULTI). */
+async function readApart(master: Master, key: string, counterKey: string): Promise<[Error | null, unknown][]> {
+  const [pair, counter] = await Promise.all([master.client.multi().get(key).pttl(key).exec(), master.client.get(counterKey)]);
+  return [...(pair ?? []), [null, counter]];
 }
