@@ -106,6 +106,61 @@ function printTable(rows: Outcome[]): void {
   for (const r of rows) if (r.other.length) console.log(`${r.route}: other answers: ${r.other.join(', ')}`);
 }
 
+/** `GET /health` (Terminus + `RedlockHealthIndicator`), printed in short. */
+async function printHealth(url: string): Promise<void> {
+  const res = await fetch(`${url}/health`);
+  const body = (await res.json()) as {
+    status: string;
+    details: {
+      locks: {
+        status: string;
+        trusted: number;
+        total: number;
+        masters: {
+          master: string;
+          connected: boolean;
+          trusted: boolean;
+          roundTripMs?: number;
+          maxmemoryPolicy?: string;
+        }[];
+      };
+    };
+  };
+  const locks = body.details.locks;
+  console.log(
+    `GET /health -> ${res.status} ${body.status}; locks: ${locks.status}, ${locks.trusted} of ${locks.total} masters count`,
+  );
+  for (const m of locks.masters) {
+    console.log(
+      `  ${m.master}  ${m.connected ? 'connected' : 'DOWN'}  ${m.trusted ? 'trusted' : 'distrusted'}  rtt ${m.roundTripMs ?? '?'} ms  maxmemory-policy ${m.maxmemoryPolicy ?? '?'}`,
+    );
+  }
+}
+
+/**
+ * The inspector's view of a lock while the locked run holds it: `redlock.inspect()` (read-only,
+ * the same view as `npx nestjs-quorum-lock inspect`) polled until it sees a quorum holder.
+ */
+async function watchLock(redlock: RedlockService, resource: string): Promise<void> {
+  const until = performance.now() + 5_000;
+  while (performance.now() < until) {
+    const view = await redlock.inspect(resource);
+    if (view.held) {
+      console.log(
+        `\nInspector, during the locked run: "${resource}" held by ${view.agreeing} of ${view.masters.length} masters (quorum ${view.quorum}), valid for at least ${view.validity} ms`,
+      );
+      for (const m of view.masters) {
+        console.log(
+          `  ${m.master}  ${m.error ? `error: ${m.error.message}` : m.holder === null ? 'free' : `${m.holder === view.holder ? 'holder' : 'other holder'} (value ${m.holder.slice(0, 6)}…), pttl ${m.pttl} ms`}`,
+        );
+      }
+      return;
+    }
+    await delay(2);
+  }
+  console.log(`\nInspector: did not catch "${resource}" held (the run was quicker than the poll).`);
+}
+
 /**
  * Masters that started a moment ago do not vote until they have been up longer than the largest TTL
  * (the restart guard: a master that restarted empty may have forgotten locks). Fresh masters are
@@ -199,11 +254,18 @@ async function main(): Promise<number> {
 
     await waitForRestartGuard(apps);
 
+    // the health check asks the masters afresh: let every instance's view settle first
+    const redlock = apps[0].get(RedlockService);
+    for (let waited = 0; waited < 3_000 && (await redlock.refreshMasterStates()).some((m) => !m.trusted); waited += 100) await delay(100);
+    await printHealth(urls[0]);
+
     const inventory = apps[0].get(InventoryService);
     const rows: Outcome[] = [];
     for (const route of ['buy-unsafe', 'buy']) {
       await inventory.restock(ITEM, STOCK);
+      const watching = route === 'buy' ? watchLock(apps[0].get(RedlockService), `seat:${ITEM}`) : undefined;
       rows.push(await rush(urls, route));
+      await watching;
     }
     printTable(rows);
 
