@@ -15,6 +15,15 @@ import { RedlockService } from '../redlock.service.js';
  */
 export type LeaderOnlyOptions = Omit<LeadOptions, 'signal'>;
 
+/**
+ * What `@LeaderOnly` decorates: a method returning a Promise (elsewhere than on the leader it resolves
+ * to `undefined`, so a synchronous method would change its type).
+ *
+ * @example
+ * const run: LeaderOnlyMethod = async () => undefined;
+ */
+export type LeaderOnlyMethod = (...args: never[]) => Promise<unknown>;
+
 /** The hidden property through which `RedlockService` is injected into classes with `@LeaderOnly` methods. */
 const REDLOCK_SERVICE = Symbol('RedlockService (LeaderOnly)');
 
@@ -84,7 +93,14 @@ export function leaderOnlyResourcesOf(instance: object): Map<string, LeaderOnlyO
  * }
  * @publicApi
  */
-export function LeaderOnly(resource: string, options?: LeaderOnlyOptions): MethodDecorator {
+export function LeaderOnly(
+  resource: string,
+  options?: LeaderOnlyOptions,
+): <T extends LeaderOnlyMethod>(
+  target: object,
+  propertyKey: string | symbol,
+  descriptor: TypedPropertyDescriptor<T>,
+) => TypedPropertyDescriptor<T> {
   if (typeof resource !== 'string' || resource.length === 0) {
     throw new LockKeyError(
       `@LeaderOnly: \`resource\` must be a non-empty string; got ${resource === '' ? 'an empty string' : typeof resource}.`,
@@ -102,7 +118,11 @@ export function LeaderOnly(resource: string, options?: LeaderOnlyOptions): Metho
     },
     { retryDelay: options?.retryDelay, retryJitter: options?.retryJitter },
   );
-  return (target: object, propertyKey: string | symbol, descriptor: PropertyDescriptor) => {
+  return <T extends LeaderOnlyMethod>(
+    target: object,
+    propertyKey: string | symbol,
+    descriptor: TypedPropertyDescriptor<T>,
+  ): TypedPropertyDescriptor<T> => {
     const original: unknown = descriptor.value;
     const owner = typeof target === 'function' ? target.name : target.constructor.name;
     const where = `${owner}.${String(propertyKey)}`;
@@ -133,7 +153,7 @@ export function LeaderOnly(resource: string, options?: LeaderOnlyOptions): Metho
     for (const key of Reflect.getOwnMetadataKeys(original))
       Reflect.defineMetadata(key, Reflect.getOwnMetadata(key, original), wrapper);
     Object.defineProperty(wrapper, 'name', { value: original.name, configurable: true });
-    descriptor.value = wrapper;
+    descriptor.value = wrapper as unknown as T;
     return descriptor;
   };
 }
