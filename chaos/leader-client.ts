@@ -36,11 +36,21 @@ const register = new Redis(config.registerUrl, { maxRetriesPerRequest: 1 });
 register.on('error', () => undefined);
 const leadership = redlock.lead(config.resource, { ttl: config.ttl, retryDelay: config.retryDelay, fencing: true });
 leadership.changes.subscribe((leading) => {
-  send({ type: 'change', id: config.id, leading, at: wallNow(), term: leadership.terms, token: leading ? leadership.fencingToken : undefined });
+  send({
+    type: 'change',
+    id: config.id,
+    leading,
+    at: wallNow(),
+    term: leadership.terms,
+    token: leading ? leadership.fencingToken : undefined,
+  });
 });
 // Check and write in one synchronous turn: the command is on the socket before anything else runs here.
 const work = setInterval(() => {
-  if (leadership.isLeader) void register.rpush(config.logKey, `${config.id}|${leadership.terms}|${leadership.fencingToken}`).catch(() => undefined);
+  if (leadership.isLeader)
+    void register
+      .rpush(config.logKey, `${config.id}|${leadership.terms}|${leadership.fencingToken}`)
+      .catch(() => undefined);
 }, 10);
 
 process.on('message', (message: ToLeaderClient) => {

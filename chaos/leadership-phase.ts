@@ -65,7 +65,10 @@ class LeaderClient {
   private onResigned: (() => void) | undefined;
 
   constructor(readonly config: LeaderClientConfig) {
-    this.child = fork(LEADER_CLIENT_JS, [JSON.stringify(config)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: [] });
+    this.child = fork(LEADER_CLIENT_JS, [JSON.stringify(config)], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      execArgv: [],
+    });
     this.exited = once(this.child, 'exit');
     this.ready = new Promise((resolve) => {
       this.child.on('message', (m: FromLeaderClient) => {
@@ -225,15 +228,28 @@ export async function runLeadershipPhase(settings: LeadershipSettings): Promise<
     if (entry.token < lastToken) tokenInversions++;
     lastToken = Math.max(lastToken, entry.token);
   }
-  return { seconds: settings.seconds, clients: settings.clients, ttl: TTL, retryDelay: RETRY_DELAY, terms, takeovers, overlaps, tokenInversions, missedTakeovers };
+  return {
+    seconds: settings.seconds,
+    clients: settings.clients,
+    ttl: TTL,
+    retryDelay: RETRY_DELAY,
+    terms,
+    takeovers,
+    overlaps,
+    tokenInversions,
+    missedTakeovers,
+  };
 }
 
 /** Problems that fail the run. */
 export function leadershipProblems(result: LeadershipResult): string[] {
   const problems: string[] = [];
-  if (result.overlaps) problems.push(`leadership: ${result.overlaps} writes by an earlier term after a later term began`);
-  if (result.tokenInversions) problems.push(`leadership: ${result.tokenInversions} fencing tokens not above the previous term's`);
-  if (result.missedTakeovers) problems.push(`leadership: ${result.missedTakeovers} faults not taken over within their bound`);
+  if (result.overlaps)
+    problems.push(`leadership: ${result.overlaps} writes by an earlier term after a later term began`);
+  if (result.tokenInversions)
+    problems.push(`leadership: ${result.tokenInversions} fencing tokens not above the previous term's`);
+  if (result.missedTakeovers)
+    problems.push(`leadership: ${result.missedTakeovers} faults not taken over within their bound`);
   const late = result.takeovers.filter((t) => t.ms > t.boundMs);
   if (late.length) problems.push(`leadership: ${late.length} takeovers beyond their bound`);
   return problems;

@@ -11,7 +11,7 @@ export type { HoldOptions } from './core/hold-options.js';
 export { lockModeOf, type LockMode, type LockModeOptions } from './core/lock-mode.js';
 export { Lock } from './core/lock.js';
 export { Leadership, type LeadOptions } from './core/leadership.js';
-export { LeaderOnly, type LeaderOnlyOptions } from './decorators/leader-only.decorator.js';
+export { LeaderOnly, type LeaderOnlyMethod, type LeaderOnlyOptions } from './decorators/leader-only.decorator.js';
 export { currentLock } from './core/lock-context.js';
 export type { LockKey } from './core/key-template.js';
 export type { MasterOutcome } from './core/votes.js';

@@ -3,7 +3,7 @@
 // Blocks may leave out imports: a generated prelude declares every export of the library, of
 // 'nestjs-quorum-lock/testing' and the usual @nestjs names as globals (a block's own import wins).
 // The application's own classes an example only mentions (PaymentsService, CheckoutDto, …) are
-// declared in test/readme/app-stubs.d.ts. Run by .ci/run; `node scripts/check-readme.mjs` alone.
+// declared in scripts/readme/app-stubs.d.ts. Run by .ci/run; `node scripts/check-readme.mjs` alone.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -108,7 +108,7 @@ writeFileSync(join(out, 'prelude.d.ts'), prelude.join('\n') + '\n');
 
 blocks.forEach(({ line, code }, i) => {
   // A statement-level snippet written as if inside a service method (`this.redlock…`) runs in a
-  // method whose `this` is test/readme/app-stubs.d.ts's ReadmeThis.
+  // method whose `this` is scripts/readme/app-stubs.d.ts's ReadmeThis.
   const isModule = /^\s*(import|export|@)/m.test(code);
   const body = isModule
     ? code
@@ -127,7 +127,7 @@ writeFileSync(
       types: ['node', 'jest'],
       paths: { 'nestjs-quorum-lock': ['../lib/index.ts'], 'nestjs-quorum-lock/testing': ['../lib/testing/index.ts'] },
     },
-    include: ['prelude.d.ts', 'readme-*.ts', '../test/readme/*.d.ts'],
+    include: ['prelude.d.ts', 'readme-*.ts', '../scripts/readme/*.d.ts'],
   }),
 );
 try {

@@ -12,7 +12,7 @@ import { inspect as utilInspect } from 'node:util';
 import { startAcquireRound, type AcquireRequest, type RoundContext, type RoundResult } from './acquire-round.js';
 import { commandTimeoutFor, driftOf, now, validUntilOf } from './clock.js';
 import { Lock, type LockIssuer } from './lock.js';
-import { lockHeldInChain, runWithLock } from './lock-context.js';
+import { enterChain } from './lock-context.js';
 import { closeMasters, connectMasters, openMasters, type Master } from './master.js';
 import {
   checkCallOptions,
@@ -327,12 +327,18 @@ export class Redlock implements LockIssuer, Campaigner {
     try {
       lock = await (tracing() ? traceAcquire('acquire', names, lockTtl, options, acquire) : acquire());
     } catch (error) {
-      if (hold.skip && error instanceof LockAcquisitionError && error.busy) return undefined;
+      if (hold.skip && error instanceof LockAcquisitionError && error.busy) return this.skipped(error.resources);
       throw error;
     }
     if (options?.autoExtend) lock.renewWith(startRenewal(lock));
     this.limitHold(lock, hold);
     return lock;
+  }
+
+  /** `onBusy: 'skip'` met a busy lock: a debug line, no error (skipping is the point). */
+  private skipped(resources: readonly string[], holder = 'another holder'): undefined {
+    this.#logger.debug(`Skipped ${resources.map((r) => JSON.stringify(r)).join(', ')}: held by ${holder} (onBusy: 'skip').`);
+    return undefined;
   }
 
   /** With `onBusy: 'skip'`, `retryCount` defaults to 0: a busy lock is skipped at once. */
@@ -406,38 +412,33 @@ export class Redlock implements LockIssuer, Campaigner {
     const hold = resolveHoldOptions(options, lockTtl);
     const retry = resolveRetryOptions(this.options, this.retryOverrides(options, hold));
 
-    const inherited = new Set<Lock>();
-    const missing: string[] = [];
-    for (const name of names) {
-      const held = lockHeldInChain(this, this.options.keyPrefix + name);
-      if (held && coversRequest(held, shape, name)) inherited.add(held);
-      else missing.push(name);
+    // Reentrancy: what the call chain holds is not acquired again; sibling calls take turns on it.
+    const entered = enterChain(this, names, (name) => this.options.keyPrefix + name, (held, name) => coversRequest(held, shape, name), {
+      signal: options?.signal,
+      skip: hold.skip,
+    });
+    const entry = entered instanceof Promise ? await entered : entered;
+    if (!entry) return this.skipped(names, 'a reentrant call of this call chain'); // onBusy 'skip'
+    let lock: Lock | undefined;
+    if (entry.missing.length > 0) {
+      const missing = [...entry.missing];
+      const acquire = () => this.acquireChecked(missing, lockTtl, { retry, signal: options?.signal, fencing: options?.fencing ?? this.options.fencing, shape });
+      try {
+        lock = await (tracing() ? traceAcquire('using', missing, lockTtl, options, acquire) : acquire());
+      } catch (error) {
+        entry.leave();
+        if (hold.skip && error instanceof LockAcquisitionError && error.busy) return this.skipped(error.resources);
+        throw error;
+      }
+      lock.renewWith(startRenewal(lock));
+      this.limitHold(lock, hold);
     }
-    if (missing.length === 0) {
-      const [outer] = inherited;
-      const result = await fn(outer);
-      this.throwIfLost(inherited);
-      return result;
-    }
-
-    const acquire = () => this.acquireChecked(missing, lockTtl, { retry, signal: options?.signal, fencing: options?.fencing ?? this.options.fencing, shape });
-    let lock: Lock;
-    try {
-      lock = await (tracing() ? traceAcquire('using', missing, lockTtl, options, acquire) : acquire());
-    } catch (error) {
-      if (hold.skip && error instanceof LockAcquisitionError && error.busy) return undefined;
-      throw error;
-    }
-    lock.renewWith(startRenewal(lock));
-    this.limitHold(lock, hold);
-    let result: T;
-    try {
-      result = await runWithLock(lock, () => fn(lock));
-    } finally {
-      await this.releaseLock(lock);
-    }
-    this.throwIfLost(inherited);
-    if (lock.lostReason) throw lock.lostReason;
+    const own = lock;
+    const result = await entry.run(own, fn, async () => {
+      if (own) await this.releaseLock(own);
+    });
+    this.throwIfLost(entry.inherited);
+    if (own?.lostReason) throw own.lostReason;
     return result;
   }
 
