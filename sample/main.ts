@@ -256,7 +256,8 @@ async function main(): Promise<number> {
 
     // the health check asks the masters afresh: let every instance's view settle first
     const redlock = apps[0].get(RedlockService);
-    for (let waited = 0; waited < 3_000 && (await redlock.refreshMasterStates()).some((m) => !m.trusted); waited += 100) await delay(100);
+    for (let waited = 0; waited < 3_000 && (await redlock.refreshMasterStates()).some((m) => !m.trusted); waited += 100)
+      await delay(100);
     await printHealth(urls[0]);
 
     const inventory = apps[0].get(InventoryService);
