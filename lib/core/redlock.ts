@@ -187,7 +187,9 @@ export class Redlock implements LockIssuer, Campaigner {
 
   /**
    * Milliseconds until each master's votes count again under the restart guard (0 = counting now),
-   * in `nodes` order; all zeros when the guard is off.
+   * in `nodes` order; all zeros when the guard is off. Never `Infinity`: while a master's `INFO` is
+   * still unknown, the guard's full duration (an upper bound). `masterStates()` says why;
+   * `whenTrusted()` waits.
    */
   get distrustedFor(): number[] {
     return this.#masters.map((_, i) => this.#guard?.distrustedFor(i) ?? 0);
