@@ -206,7 +206,7 @@ async function runReportJob(apps: INestApplication[]): Promise<string | undefine
   const twice = [...byFire.values()].filter((ran) => ran.length > 1).length;
   const once = [...byFire.values()].filter((ran) => ran.length === 1).length;
   console.log(
-    `Each fire ran once: ${once} of ${REPORT_FIRES} fires ran on exactly one instance, ${twice} ran twice; the other instance skipped silently.`,
+    `${twice ? 'Some fires ran twice' : 'Each fire ran once'}: ${once} of ${REPORT_FIRES} fires ran on exactly one instance, ${twice} ran twice${twice ? '' : '; the other instance skipped silently'}.`,
   );
   return twice > 0 ? `${twice} fires of the scheduled job ran on more than one instance.` : undefined;
 }
