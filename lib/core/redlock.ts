@@ -187,7 +187,9 @@ export class Redlock implements LockIssuer, Campaigner {
 
   /**
    * Milliseconds until each master's votes count again under the restart guard (0 = counting now),
-   * in `nodes` order; all zeros when the guard is off.
+   * in `nodes` order; all zeros when the guard is off. Never `Infinity`: while a master's `INFO` is
+   * still unknown, the guard's full duration (an upper bound). `masterStates()` says why;
+   * `whenTrusted()` waits.
    */
   get distrustedFor(): number[] {
     return this.#masters.map((_, i) => this.#guard?.distrustedFor(i) ?? 0);
@@ -389,11 +391,14 @@ export class Redlock implements LockIssuer, Campaigner {
    * Runs `fn` under the lock, renewing it while `fn` runs, and releases it on every master when `fn`
    * settles. Returns `fn`'s result; `fn`'s own errors pass through unchanged. If the lock was lost
    * while `fn` ran (see `lock.signal`), the call rejects with `LockLostError` after `fn` settles.
-   * Reentrant: resources already held by an enclosing `using()` / `@Locked` in the same call chain
-   * are not acquired again.
+   * Reentrant: resources held by an enclosing `using()` / `@Locked` call of the same call chain that
+   * is still running are not acquired again; sibling calls take turns on them, and the enclosing
+   * call keeps them held until every call that entered has settled. `onBusy: 'skip'` resolves to
+   * `undefined` when another holder has the lock; `minHold` / `maxHold` bound the hold (`HoldOptions`).
    *
    * @example
    * const seat = await redlock.using(`seat:${id}`, 2_000, async (lock) => sell(id, lock.signal));
+   * const ran = await redlock.using('report', 30_000, build, { onBusy: 'skip', minHold: 5_000 }); // undefined if busy
    */
   using<T>(resources: string | readonly string[], ttl: number | undefined, fn: (lock: Lock) => Promise<T> | T, options: UsingOptions & { onBusy: 'skip' }): Promise<T | undefined>;
   using<T>(resources: string | readonly string[], ttl: number | undefined, fn: (lock: Lock) => Promise<T> | T, options?: UsingOptions & { onBusy?: 'wait' }): Promise<T>;
