@@ -164,6 +164,7 @@ function mutantPhases(args: Args): PhaseSpec[] {
     title: m.phase.fault,
     lib: join(out, m.name, 'index.js'),
     mutant: m.name,
+    variants: m.phase.variants,
   }));
 }
 
