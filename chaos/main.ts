@@ -133,6 +133,7 @@ function phaseList(args: Args): PhaseSpec[] {
     seconds: args.seconds,
     title: clients ? `${fault}, ${clients} client processes` : fault,
     clients,
+    settings: clients ? { hotWorkers: 1, coldWorkers: 1 } : undefined,
   }));
 }
 
