@@ -23,7 +23,16 @@ export interface BenchConfig {
   decorator: { masters: number; samples: number; warmup: number; warmupMs: number; windowMs: number };
   /** Re-write the report and chart from the JSON beside `out`, without measuring. */
   render: boolean;
-  memory: { enabled: boolean; cycles: number; concurrency: number; masters: number; warmupCycles: number; sampleEvery: number };
+  memory: {
+    enabled: boolean;
+    /** `release`: acquire then release (or `using()`); `expire`: `tryAcquire()` and let the lock expire, never released. */
+    workload: 'release' | 'expire';
+    cycles: number;
+    concurrency: number;
+    masters: number;
+    warmupCycles: number;
+    sampleEvery: number;
+  };
   /** The Markdown report; the SVG chart and the JSON data are written beside it (same name). */
   out: string;
   argv: string[];
@@ -46,6 +55,8 @@ export const USAGE = `npm run bench -- [flags]
   --render                re-write the report and chart from the .json beside --out, measuring nothing
   --memory                the long memory run instead (this library, 3 masters, 64 callers) -> bench/memory.md
   --cycles N              cycles of the memory run (default 1000000)
+  --memory-workload W     release (acquire + release, default) or expire (tryAcquire, never released,
+                          1 s TTL); each rewrites its own section of bench/memory.md
   --help`;
 
 function list(value: string | undefined, fallback: readonly string[]): string[] {
@@ -78,6 +89,7 @@ export function parseOptions(argv: string[]): BenchConfig | 'help' {
       memory: { type: 'boolean' },
       render: { type: 'boolean' },
       cycles: { type: 'string' },
+      'memory-workload': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -90,6 +102,8 @@ export function parseOptions(argv: string[]): BenchConfig | 'help' {
   for (const l of libs) if (!FACTORIES.some((f) => f.id === l)) throw new Error(`unknown lib ${JSON.stringify(l)}; pick from ${FACTORIES.map((f) => f.id).join(', ')}`);
   const pin = (values.pin ?? 'same') as PinMode;
   if (!['same', 'split', 'none'].includes(pin)) throw new Error(`--pin must be same, split or none; got ${JSON.stringify(values.pin)}`);
+  const memoryWorkload = values['memory-workload'] ?? 'release';
+  if (memoryWorkload !== 'release' && memoryWorkload !== 'expire') throw new Error(`--memory-workload must be release or expire; got ${JSON.stringify(memoryWorkload)}`);
   const cpu = values.cpu === undefined ? undefined : Number(values.cpu);
   if (cpu !== undefined && !(Number.isSafeInteger(cpu) && cpu >= 0)) throw new Error(`--cpu must be a core number; got ${JSON.stringify(values.cpu)}`);
   return {
@@ -114,6 +128,7 @@ export function parseOptions(argv: string[]): BenchConfig | 'help' {
     render: values.render ?? false,
     memory: {
       enabled: values.memory ?? false,
+      workload: memoryWorkload,
       cycles: int(values.cycles, 1_000_000, 'cycles'),
       concurrency: 64,
       masters: 3,

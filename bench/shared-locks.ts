@@ -29,7 +29,10 @@ interface Subject {
   cycle(key: string): Promise<void>;
 }
 
-async function measure(subject: Subject, key: string): Promise<{ ops: number; p50: number; p99: number; errors: number }> {
+async function measure(
+  subject: Subject,
+  key: string,
+): Promise<{ ops: number; p50: number; p99: number; errors: number }> {
   const latencies: number[] = [];
   let errors = 0;
   const end = performance.now() + SECONDS * 1_000;
@@ -53,13 +56,25 @@ async function measure(subject: Subject, key: string): Promise<{ ops: number; p5
 
 async function main(): Promise<void> {
   const masters = await startRedisMasters(5);
-  const redlock = new Redlock({ nodes: masters.urls, restartGuard: false, retryCount: Infinity, acquireTimeout: 30_000, ...(FAST ? { retryDelay: 10, retryJitter: 5 } : {}) });
+  const redlock = new Redlock({
+    nodes: masters.urls,
+    restartGuard: false,
+    retryCount: Infinity,
+    acquireTimeout: 30_000,
+    ...(FAST ? { retryDelay: 10, retryJitter: 5 } : {}),
+  });
   await redlock.connect();
   const clients = masters.urls.map((url) => new Redis(url));
   const subjects: Subject[] = [
     { name: 'mutex (nestjs-quorum-lock)', cycle: async (key) => (await redlock.acquire(key, TTL)).release() },
-    { name: "read (nestjs-quorum-lock, mode 'read')", cycle: async (key) => (await redlock.acquire(key, TTL, { mode: 'read' })).release() },
-    { name: 'semaphore n=4 (nestjs-quorum-lock, limit 4)', cycle: async (key) => (await redlock.acquire(key, TTL, { limit: 4 })).release() },
+    {
+      name: "read (nestjs-quorum-lock, mode 'read')",
+      cycle: async (key) => (await redlock.acquire(key, TTL, { mode: 'read' })).release(),
+    },
+    {
+      name: 'semaphore n=4 (nestjs-quorum-lock, limit 4)',
+      cycle: async (key) => (await redlock.acquire(key, TTL, { limit: 4 })).release(),
+    },
     {
       name: 'semaphore n=4 (redis-semaphore RedlockSemaphore)',
       cycle: async (key) => {
@@ -69,7 +84,9 @@ async function main(): Promise<void> {
       },
     },
   ];
-  console.log(`bench shared locks: 5 masters, ${WORKERS} concurrent loops on one resource, ${SECONDS} s each, zero hold, ${FAST ? 'retryDelay 10 ± 5 ms' : 'default retry settings'} (node ${process.version})`);
+  console.log(
+    `bench shared locks: 5 masters, ${WORKERS} concurrent loops on one resource, ${SECONDS} s each, zero hold, ${FAST ? 'retryDelay 10 ± 5 ms' : 'default retry settings'} (node ${process.version})`,
+  );
   console.log('| subject | cycles/s | p50 ms | p99 ms | errors |\n| --- | ---: | ---: | ---: | ---: |');
   try {
     for (const [i, s] of subjects.entries()) {

@@ -27,6 +27,7 @@ import { runPhase, type PhaseResult, type PhaseSpec, type Settings } from './pha
 import { ProcessClient, type PingPong } from './process-client.js';
 import { ProxyFarm } from './proxy.js';
 import { FencedRegister } from './register.js';
+import { leadershipProblems, renderLeadership, runLeadershipPhase, type LeadershipResult } from './leadership-phase.js';
 import { phaseTitle, renderMutants, renderReport, renderTimeline, type ClockCheck } from './report.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url)); // dist-chaos/chaos
@@ -38,7 +39,8 @@ const USAGE = `npm run chaos -- [options]
   --clients N        client processes per phase (default 4)
   --phases a,b       only these fault types: none, kill-restart, kill-delayed, master-pause,
                      client-pause, key-loss, proxy-delay, proxy-drop, proxy-cut, client-stall,
-                     slow-masters, partition, evicting-master, fsync-restart, many-clients
+                     slow-masters, partition, evicting-master, fsync-restart, many-clients,
+                     leadership (leader election: resign, SIGKILL, SIGSTOP, hung master)
   --mutants          plant each bug of chaos/mutants.ts in a copy of the library and run a short
                      pass on each; exits 1 unless every one is caught (report: mutants-report.md)
   --mutant NAME      only this mutant (with --mutants)
@@ -123,7 +125,7 @@ function phaseList(args: Args): PhaseSpec[] {
   ];
   const name = (f: FaultKind, clients?: number) => (clients ? 'many-clients' : f);
   const chosen = args.phases ? all.filter(([f, , c]) => args.phases!.includes(name(f, c) as FaultKind)) : all;
-  const unknown = (args.phases ?? []).filter((p) => !all.some(([f, , c]) => name(f, c) === p));
+  const unknown = (args.phases ?? []).filter((p) => (p as string) !== 'leadership' && !all.some(([f, , c]) => name(f, c) === p));
   if (unknown.length) throw new Error(`unknown fault type(s): ${unknown.join(', ')}\n${USAGE}`);
   return chosen.map(([fault, guard, clients], i) => ({
     id: `p${String(i + 1).padStart(2, '0')}`,
@@ -255,6 +257,7 @@ async function main(): Promise<number> {
   process.on('SIGTERM', emergency);
 
   const rows: { result: PhaseResult; check: PhaseCheck }[] = [];
+  let leadership: LeadershipResult | undefined;
   const pongs: PingPong[] = [];
   const offsetDrifts: number[] = [];
   try {
@@ -301,6 +304,13 @@ async function main(): Promise<number> {
       for (const p of check.problems) console.log(`  FAIL ${p.check}: ${p.count} (${p.detail})`);
       if (interrupted) return 130;
     }
+    if (!args.mutants && (!args.phases || args.phases.includes('leadership' as FaultKind))) {
+      console.log('leadership: 3 client processes campaign; the leader resigns, is killed, paused, with a hung master');
+      await cluster.healAll();
+      leadership = await runLeadershipPhase({ seconds: args.seconds, clients: 3, masters: masters.masters, registerUrl: registerServer.urls[0], log: (line) => console.log(line) });
+      const times = leadership.takeovers.map((t) => `${t.event} ${t.ms.toFixed(0)} ms`).join(', ');
+      console.log(`  ${leadership.terms} terms, overlaps ${leadership.overlaps}, token inversions ${leadership.tokenInversions}, missed takeovers ${leadership.missedTakeovers}; takeovers: ${times}`);
+    }
   } finally {
     for (const c of live) c.kill();
     await cluster?.healAll().catch(() => undefined);
@@ -341,8 +351,9 @@ async function main(): Promise<number> {
     cpus: cpus().length,
     command: `npm run chaos${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,
   };
-  writeFileSync(join(args.out, 'chaos-report.md'), renderReport(rows, clock, info, svgName));
-  writeFileSync(join(args.out, svgName), renderTimeline(rows, info.settings, args.clients));
+  const locking = rows.length ? renderReport(rows, clock, info, svgName) : `# Chaos report\n\n\`${info.command}\`, ${startedAt.toISOString()}\n`;
+  writeFileSync(join(args.out, 'chaos-report.md'), locking + (leadership ? renderLeadership(leadership) : ''));
+  if (rows.length) writeFileSync(join(args.out, svgName), renderTimeline(rows, info.settings, args.clients));
   mkdirSync(join(ROOT, 'dist-chaos'), { recursive: true });
   writeFileSync(
     join(ROOT, 'dist-chaos', 'chaos-history.json'),
@@ -355,6 +366,7 @@ async function main(): Promise<number> {
     const name = `${r.spec.id} ${phaseTitle(r)}`;
     for (const p of c.problems) problems.push(`${name}: ${p.check}: ${p.count} (${p.detail})`);
   }
+  if (leadership) problems.push(...leadershipProblems(leadership));
   console.log(`\nchaos: ${rows.reduce((a, r) => a + r.check.cycles.total, 0)} cycles in ${(durationMs / 1000).toFixed(0)} s; report: ${join(args.out, 'chaos-report.md')}`);
   for (const p of problems) console.log(`  FAIL ${p}`);
   return problems.length ? 1 : 0;

@@ -99,7 +99,7 @@ async function main(): Promise<number> {
     );
     const safeHolders = permits.filter(Boolean).length;
     console.log(`   the library's permits (limit ${LIMIT}) under the same partitions: ${safeHolders} holders`);
-    await Promise.all(permits.map((p) => p?.release()));
+    await Promise.all(permits.flatMap((p) => (p ? [p.release()] : [])));
     farm.healAll();
     await sleep(200);
 
@@ -115,7 +115,7 @@ async function main(): Promise<number> {
         safe.map((r) => r.tryAcquire(`safe:race:${round}`, 10_000, { limit: LIMIT }).catch(() => null)),
       );
       if (locks.filter(Boolean).length > LIMIT) safeViolations++;
-      await Promise.all(locks.map((l) => l?.release()));
+      await Promise.all(locks.flatMap((l) => (l ? [l.release()] : [])));
     }
     console.log(
       `2. no faults, ${rounds} rounds of 3 simultaneous requests: the unsafe construction had more than ${LIMIT} holders in ${unsafeViolations} rounds; the library in ${safeViolations}`,

@@ -26,7 +26,15 @@ const TTL = 1_000;
 const LIMIT = 2;
 const RESOURCES = 2;
 const CLIENTS = 4;
-const FAULTS: FaultKind[] = ['none', 'kill-restart', 'master-pause', 'key-loss', 'proxy-delay', 'proxy-drop', 'proxy-cut'];
+const FAULTS: FaultKind[] = [
+  'none',
+  'kill-restart',
+  'master-pause',
+  'key-loss',
+  'proxy-delay',
+  'proxy-drop',
+  'proxy-cut',
+];
 
 type Kind = 'semaphore' | 'read-write';
 interface Hold {
@@ -74,12 +82,18 @@ function check(kind: Kind, holds: readonly Hold[], bands: readonly FaultBand[]) 
       else writers += e.d;
       mostPermits = Math.max(mostPermits, permits);
       mostReaders = Math.max(mostReaders, readers);
-      if (e.d > 0 && (kind === 'semaphore' ? permits > LIMIT : writers > 1 || (writers > 0 && readers > 0))) violations.push(e.at);
+      if (e.d > 0 && (kind === 'semaphore' ? permits > LIMIT : writers > 1 || (writers > 0 && readers > 0)))
+        violations.push(e.at);
     }
   }
   const beyond = bands.filter((b) => b.beyond);
   const explained = (at: number) => beyond.some((b) => at >= b.start - TTL && at <= (b.healedAt || b.end) + 2 * TTL);
-  return { mostPermits, mostReaders, unexpected: violations.filter((v) => !explained(v)).length, expected: violations.filter(explained).length };
+  return {
+    mostPermits,
+    mostReaders,
+    unexpected: violations.filter((v) => !explained(v)).length,
+    expected: violations.filter(explained).length,
+  };
 }
 
 async function runPhase(kind: Kind, fault: FaultKind, cluster: Cluster, phase: string): Promise<PhaseRow> {
@@ -88,7 +102,15 @@ async function runPhase(kind: Kind, fault: FaultKind, cluster: Cluster, phase: s
   const redlocks: Redlock[] = [];
   const handles = Array.from({ length: CLIENTS }, (_, i) => ({ id: `${phase}c${i + 1}` }) as unknown as ClientHandle);
   for (const h of handles) {
-    const r = new Redlock({ nodes: await cluster.farm.nodesFor(h.id), ttl: TTL, commandTimeout: 200, retryDelay: 60, retryJitter: 30, acquireTimeout: 2_500, retryCount: Infinity });
+    const r = new Redlock({
+      nodes: await cluster.farm.nodesFor(h.id),
+      ttl: TTL,
+      commandTimeout: 200,
+      retryDelay: 60,
+      retryJitter: 30,
+      acquireTimeout: 2_500,
+      retryCount: Infinity,
+    });
     await r.connect();
     redlocks.push(r);
   }
@@ -99,7 +121,8 @@ async function runPhase(kind: Kind, fault: FaultKind, cluster: Cluster, phase: s
     for (let i = 0; running; i++) {
       const resource = (worker + i) % RESOURCES;
       const role: Hold['role'] = kind === 'semaphore' ? 'permit' : Math.random() < 0.3 ? 'write' : 'read';
-      const options = kind === 'semaphore' ? { limit: LIMIT } : { mode: role === 'write' ? ('write' as const) : ('read' as const) };
+      const options =
+        kind === 'semaphore' ? { limit: LIMIT } : { mode: role === 'write' ? ('write' as const) : ('read' as const) };
       try {
         await redlock.using(
           `${phase}:r${resource}`,
@@ -122,12 +145,24 @@ async function runPhase(kind: Kind, fault: FaultKind, cluster: Cluster, phase: s
   const pauses: ClientPause[] = [];
   const hotKeys =
     kind === 'semaphore'
-      ? Array.from({ length: RESOURCES }, (_, r) => Array.from({ length: LIMIT }, (_, i) => `lock:${phase}:r${r}:permit:${i}`)).flat()
+      ? Array.from({ length: RESOURCES }, (_, r) =>
+          Array.from({ length: LIMIT }, (_, i) => `lock:${phase}:r${r}:permit:${i}`),
+        ).flat()
       : Array.from({ length: RESOURCES }, (_, r) => `lock:${phase}:r${r}`);
   const end = sharedNow() + seconds * 1_000;
   try {
     for (let round = 0; sharedNow() < end; round++) {
-      const ctx: NemesisContext = { phase, round, variant: round, cluster, clients: handles, ttl: TTL, guard: true, hotKeys, pauses };
+      const ctx: NemesisContext = {
+        phase,
+        round,
+        variant: round,
+        cluster,
+        clients: handles,
+        ttl: TTL,
+        guard: true,
+        hotKeys,
+        pauses,
+      };
       const band = await schedules[fault](ctx);
       if (band) bands.push(band);
       await sleep(TTL * 1.5);
@@ -139,7 +174,14 @@ async function runPhase(kind: Kind, fault: FaultKind, cluster: Cluster, phase: s
     await Promise.all(redlocks.map((r) => r.close()));
   }
   const c = check(kind, holds, bands);
-  return { kind, fault, holds: holds.length, failures, ...c, bands: bands.map((b) => `${b.label}${b.beyond ? ` (beyond: ${b.beyond})` : ''}`) };
+  return {
+    kind,
+    fault,
+    holds: holds.length,
+    failures,
+    ...c,
+    bands: bands.map((b) => `${b.label}${b.beyond ? ` (beyond: ${b.beyond})` : ''}`),
+  };
 }
 
 async function main(): Promise<number> {

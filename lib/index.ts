@@ -11,14 +11,22 @@ export type { HoldOptions } from './core/hold-options.js';
 export { lockModeOf, type LockMode, type LockModeOptions } from './core/lock-mode.js';
 export { Lock } from './core/lock.js';
 export { Leadership, type LeadOptions } from './core/leadership.js';
-export { LeaderOnly, type LeaderOnlyOptions } from './decorators/leader-only.decorator.js';
+export { LeaderOnly, type LeaderOnlyMethod, type LeaderOnlyOptions } from './decorators/leader-only.decorator.js';
 export { currentLock } from './core/lock-context.js';
 export type { LockKey } from './core/key-template.js';
 export type { MasterOutcome } from './core/votes.js';
 export type { RedlockLogger } from './core/logger.js';
 export type { MasterState, DistrustReason } from './core/master-monitor.js';
 export type { GuardReason } from './core/restart-guard.js';
-export { REDLOCK_DEFAULTS, type RedlockNode, type RedlockOptions, type RetryOptions } from './core/options.js';
+export {
+  MAX_TTL,
+  REDLOCK_DEFAULTS,
+  type RedlockNode,
+  type RedlockOptions,
+  type RetryDelay,
+  type RetryOptions,
+} from './core/options.js';
+export { MAX_RESOURCES } from './core/resources.js';
 export * from './errors/index.js';
 export * from './filters/index.js';
 export type { LockInspection, MasterHolding } from './core/inspect.js';

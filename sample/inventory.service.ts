@@ -71,7 +71,11 @@ export class InventoryService implements OnApplicationShutdown {
     await delay(5 + Math.random() * 15); // 2. slow work: payment, seat map, ... (the race window)
     signal?.throwIfAborted(); // never write under a lock we no longer hold
     // 3. write: atomic on its own, yet it overwrites whatever other buyers wrote since step 1.
-    await this.redis.multi().set(stockKey(id), stock - 1).rpush(salesKey(id), buyer).exec();
+    await this.redis
+      .multi()
+      .set(stockKey(id), stock - 1)
+      .rpush(salesKey(id), buyer)
+      .exec();
     return { id, buyer, remaining: stock - 1 };
   }
 

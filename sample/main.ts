@@ -57,7 +57,9 @@ async function rush(urls: string[], route: string): Promise<Outcome> {
   const ms = performance.now() - started;
   const seat = (await (await fetch(`${urls[0]}/seats/${ITEM}`)).json()) as { stock: number; sold: number };
   const count = (ok: (r: (typeof replies)[number]) => boolean) => replies.filter(ok).length;
-  const other = replies.filter((r) => r.status !== 201 && r.status !== 409).map((r) => `${r.status} ${r.reason ?? ''}`.trim());
+  const other = replies
+    .filter((r) => r.status !== 201 && r.status !== 409)
+    .map((r) => `${r.status} ${r.reason ?? ''}`.trim());
   const sold = count((r) => r.status === 201);
   return {
     route: `POST /seats/:id/${route}`,
@@ -72,7 +74,18 @@ async function rush(urls: string[], route: string): Promise<Outcome> {
 }
 
 function printTable(rows: Outcome[]): void {
-  const head = ['route', 'in stock', 'buyers', 'sold (201)', 'sold out (409)', 'lock busy (409)', 'other', 'stock left', 'OVERSOLD', 'time'];
+  const head = [
+    'route',
+    'in stock',
+    'buyers',
+    'sold (201)',
+    'sold out (409)',
+    'lock busy (409)',
+    'other',
+    'stock left',
+    'OVERSOLD',
+    'time',
+  ];
   const body = rows.map((r) => [
     r.route,
     String(STOCK),
@@ -86,10 +99,66 @@ function printTable(rows: Outcome[]): void {
     `${Math.round(r.ms)} ms`,
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((row) => row[i].length)));
-  const line = (cells: string[]) => '| ' + cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join(' | ') + ' |';
+  const line = (cells: string[]) =>
+    '| ' + cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join(' | ') + ' |';
   const rule = '|' + widths.map((w) => '-'.repeat(w + 2)).join('|') + '|';
   console.log(['', line(head), rule, ...body.map(line), ''].join('\n'));
   for (const r of rows) if (r.other.length) console.log(`${r.route}: other answers: ${r.other.join(', ')}`);
+}
+
+/** `GET /health` (Terminus + `RedlockHealthIndicator`), printed in short. */
+async function printHealth(url: string): Promise<void> {
+  const res = await fetch(`${url}/health`);
+  const body = (await res.json()) as {
+    status: string;
+    details: {
+      locks: {
+        status: string;
+        trusted: number;
+        total: number;
+        masters: {
+          master: string;
+          connected: boolean;
+          trusted: boolean;
+          roundTripMs?: number;
+          maxmemoryPolicy?: string;
+        }[];
+      };
+    };
+  };
+  const locks = body.details.locks;
+  console.log(
+    `GET /health -> ${res.status} ${body.status}; locks: ${locks.status}, ${locks.trusted} of ${locks.total} masters count`,
+  );
+  for (const m of locks.masters) {
+    console.log(
+      `  ${m.master}  ${m.connected ? 'connected' : 'DOWN'}  ${m.trusted ? 'trusted' : 'distrusted'}  rtt ${m.roundTripMs ?? '?'} ms  maxmemory-policy ${m.maxmemoryPolicy ?? '?'}`,
+    );
+  }
+}
+
+/**
+ * The inspector's view of a lock while the locked run holds it: `redlock.inspect()` (read-only,
+ * the same view as `npx nestjs-quorum-lock inspect`) polled until it sees a quorum holder.
+ */
+async function watchLock(redlock: RedlockService, resource: string): Promise<void> {
+  const until = performance.now() + 5_000;
+  while (performance.now() < until) {
+    const view = await redlock.inspect(resource);
+    if (view.held) {
+      console.log(
+        `\nInspector, during the locked run: "${resource}" held by ${view.agreeing} of ${view.masters.length} masters (quorum ${view.quorum}), valid for at least ${view.validity} ms`,
+      );
+      for (const m of view.masters) {
+        console.log(
+          `  ${m.master}  ${m.error ? `error: ${m.error.message}` : m.holder === null ? 'free' : `${m.holder === view.holder ? 'holder' : 'other holder'} (value ${m.holder.slice(0, 6)}…), pttl ${m.pttl} ms`}`,
+        );
+      }
+      return;
+    }
+    await delay(2);
+  }
+  console.log(`\nInspector: did not catch "${resource}" held (the run was quicker than the poll).`);
 }
 
 /**
@@ -103,7 +172,9 @@ async function waitForRestartGuard(apps: INestApplication[]): Promise<void> {
   await delay(50); // let each instance read INFO from its masters
   const wait = pending();
   if (wait <= 0) return;
-  console.log(`Restart guard: the masters have been up for less than the largest TTL; waiting ${Math.ceil(wait)} ms before locking.`);
+  console.log(
+    `Restart guard: the masters have been up for less than the largest TTL; waiting ${Math.ceil(wait)} ms before locking.`,
+  );
   while (pending() > 0) await delay(Math.min(100, pending()));
 }
 
@@ -117,7 +188,9 @@ async function runReportJob(apps: INestApplication[]): Promise<string | undefine
   const jobs = apps.map((app) => app.get(SchedulerRegistry).getCronJob(SALES_REPORT_JOB));
   for (const job of jobs) job.start();
   const first = Math.round(Date.now() / 1_000) + 1; // the first fire both instances are scheduled for
-  console.log(`\nScheduled job: both instances fire '@Cron(every second) @Locked('report:sales', { onBusy: 'skip', minHold: 800 })' for ${REPORT_FIRES} s.`);
+  console.log(
+    `\nScheduled job: both instances fire '@Cron(every second) @Locked('report:sales', { onBusy: 'skip', minHold: 800 })' for ${REPORT_FIRES} s.`,
+  );
   await delay((REPORT_FIRES + 1) * 1_000 + 300);
   for (const job of jobs) void job.stop();
   await delay(200); // the last fire's report is written
@@ -126,11 +199,15 @@ async function runReportJob(apps: INestApplication[]): Promise<string | undefine
   for (let fire = first; fire < first + REPORT_FIRES; fire++) byFire.set(fire, []);
   for (const r of reports) byFire.get(r.fire)?.push(r.instance);
   for (const [fire, ran] of byFire) {
-    console.log(`  fire ${new Date(fire * 1_000).toISOString().slice(11, 19)}: ${ran.length === 0 ? 'not run' : `ran on ${ran.join(' and ')}`}`);
+    console.log(
+      `  fire ${new Date(fire * 1_000).toISOString().slice(11, 19)}: ${ran.length === 0 ? 'not run' : `ran on ${ran.join(' and ')}`}`,
+    );
   }
   const twice = [...byFire.values()].filter((ran) => ran.length > 1).length;
   const once = [...byFire.values()].filter((ran) => ran.length === 1).length;
-  console.log(`Each fire ran once: ${once} of ${REPORT_FIRES} fires ran on exactly one instance, ${twice} ran twice; the other instance skipped silently.`);
+  console.log(
+    `${twice ? 'Some fires ran twice' : 'Each fire ran once'}: ${once} of ${REPORT_FIRES} fires ran on exactly one instance, ${twice} ran twice${twice ? '' : '; the other instance skipped silently'}.`,
+  );
   return twice > 0 ? `${twice} fires of the scheduled job ran on more than one instance.` : undefined;
 }
 
@@ -171,15 +248,25 @@ async function main(): Promise<number> {
     }
     const urls = await Promise.all(apps.map((app) => app.getUrl()));
     console.log(`Shop instances: ${urls.join(', ')}`);
-    console.log(`Each run: "${ITEM}" restocked with ${STOCK} tickets, ${BUYERS} concurrent buyers spread over both instances.`);
+    console.log(
+      `Each run: "${ITEM}" restocked with ${STOCK} tickets, ${BUYERS} concurrent buyers spread over both instances.`,
+    );
 
     await waitForRestartGuard(apps);
+
+    // the health check asks the masters afresh: let every instance's view settle first
+    const redlock = apps[0].get(RedlockService);
+    for (let waited = 0; waited < 3_000 && (await redlock.refreshMasterStates()).some((m) => !m.trusted); waited += 100)
+      await delay(100);
+    await printHealth(urls[0]);
 
     const inventory = apps[0].get(InventoryService);
     const rows: Outcome[] = [];
     for (const route of ['buy-unsafe', 'buy']) {
       await inventory.restock(ITEM, STOCK);
+      const watching = route === 'buy' ? watchLock(apps[0].get(RedlockService), `seat:${ITEM}`) : undefined;
       rows.push(await rush(urls, route));
+      await watching;
     }
     printTable(rows);
 
@@ -193,7 +280,9 @@ async function main(): Promise<number> {
       console.log(`FAIL: with @Locked, ${locked.oversold} tickets were oversold.`);
       return 1;
     }
-    console.log(`With @Locked('seat:#id'): ${locked.sold} of ${STOCK} sold, never more; everyone else was told "sold out" or "lock busy".`);
+    console.log(
+      `With @Locked('seat:#id'): ${locked.sold} of ${STOCK} sold, never more; everyone else was told "sold out" or "lock busy".`,
+    );
     const reportFailure = await runReportJob(apps);
     if (reportFailure) {
       console.log(`FAIL: ${reportFailure}`);

@@ -44,7 +44,15 @@ export interface AcquireRoundKind {
 const fenced: AcquireRoundKind = {
   name: 'fenced',
   applies: (r) => r.counters !== undefined,
-  send: (m, r) => m.scripts.quorumLockFencedAcquire(r.keys.length * 2, ...r.keys, ...r.counters!, r.value, String(r.ttl), r.keys.length),
+  send: (m, r) =>
+    m.scripts.quorumLockFencedAcquire(
+      r.keys.length * 2,
+      ...r.keys,
+      ...r.counters!,
+      r.value,
+      String(r.ttl),
+      r.keys.length,
+    ),
   isGranted: (reply) => typeof reply === 'number' && reply >= 0,
   highestCounter: (reply) => (typeof reply === 'number' ? Math.max(0, reply) : 0),
 };
@@ -85,17 +93,49 @@ export interface RoundResult {
   readonly token?: number;
 }
 
+/** An acquire round under way: its first vote round is readable at once, its result comes later. */
+export interface AcquireAttempt {
+  /** The vote round, whose outcomes fill in as masters answer. */
+  readonly round: VoteRound;
+  /** The monotonic instant the round began. */
+  readonly start: number;
+  /** How the round ended (never rejects). */
+  readonly result: Promise<RoundResult>;
+}
+
 /**
  * Sends one acquire attempt to every master at once (the command its kind picks) and, when a
  * quorum granted a fenced lock, raises the fencing counters of a fence quorum.
  */
-export async function acquireRound(context: RoundContext, request: AcquireRequest): Promise<RoundResult> {
+export function startAcquireRound(context: RoundContext, request: AcquireRequest): AcquireAttempt {
   const kind = roundKindOf(request);
   const start = now();
-  const round = voteRound(context.masters, context.quorum, context.timeout, (m) => kind.send(m, request), kind.isGranted, context.trusts);
-  if (!(await round.decided)) return { outcome: 'votes', round, start };
-  if (!request.counters) return { outcome: 'granted', round, start };
-  const seen = Math.max(0, ...round.replies.map((r) => (r === undefined ? 0 : (kind.highestCounter?.(r) ?? 0))));
-  const token = await issueFencingToken(context.masters, context.fencingQuorum, context.timeout, request.counters, seen + 1, context.trusts);
-  return token === undefined ? { outcome: 'fencing', round, start } : { outcome: 'granted', round, start, token };
+  const round = voteRound(
+    context.masters,
+    context.quorum,
+    context.timeout,
+    (m) => kind.send(m, request),
+    kind.isGranted,
+    context.trusts,
+  );
+  const result = (async (): Promise<RoundResult> => {
+    if (!(await round.decided)) return { outcome: 'votes', round, start };
+    if (!request.counters) return { outcome: 'granted', round, start };
+    const seen = Math.max(0, ...round.replies.map((r) => (r === undefined ? 0 : (kind.highestCounter?.(r) ?? 0))));
+    const token = await issueFencingToken(
+      context.masters,
+      context.fencingQuorum,
+      context.timeout,
+      request.counters,
+      seen + 1,
+      context.trusts,
+    );
+    return token === undefined ? { outcome: 'fencing', round, start } : { outcome: 'granted', round, start, token };
+  })();
+  return { round, start, result };
+}
+
+/** `startAcquireRound(…).result`. */
+export function acquireRound(context: RoundContext, request: AcquireRequest): Promise<RoundResult> {
+  return startAcquireRound(context, request).result;
 }

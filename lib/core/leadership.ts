@@ -5,7 +5,13 @@ import { LockLostError } from '../errors/lock-lost.error.js';
 import { lossMarginOf } from './clock.js';
 import { leadershipChanges } from './leadership-changes.js';
 import type { Lock } from './lock.js';
-import { checkCallOptions, checkTtl, resolveRetryOptions, type ResolvedRedlockOptions, type RetryDelay } from './options.js';
+import {
+  checkCallOptions,
+  checkTtl,
+  resolveRetryOptions,
+  type ResolvedRedlockOptions,
+  type RetryDelay,
+} from './options.js';
 import { abortableSleep, retryWait } from './retry.js';
 
 /**
@@ -31,7 +37,18 @@ export interface LeadOptions {
 /** What a `Leadership` needs from the `Redlock` it campaigns on. @internal */
 export interface Campaigner {
   readonly options: ResolvedRedlockOptions;
-  acquire(resource: string, ttl: number, options: { retryCount: number; retryDelay: number | RetryDelay; retryJitter: number; fencing: boolean; autoExtend: true; signal: AbortSignal }): Promise<Lock>;
+  acquire(
+    resource: string,
+    ttl: number,
+    options: {
+      retryCount: number;
+      retryDelay: number | RetryDelay;
+      retryJitter: number;
+      fencing: boolean;
+      autoExtend: true;
+      signal: AbortSignal;
+    },
+  ): Promise<Lock>;
   /** Forgets a leadership that has resigned. */
   forgetLeadership(leadership: Leadership): void;
 }
@@ -52,12 +69,21 @@ export function resolveLeadOptions(base: ResolvedRedlockOptions, options: LeadOp
   const retryDelay = options?.retryDelay;
   const retry = resolveRetryOptions(base, {
     retryDelay,
-    retryJitter: options?.retryJitter ?? (typeof retryDelay === 'number' && Number.isSafeInteger(retryDelay) ? Math.floor(retryDelay / 4) : undefined),
+    retryJitter:
+      options?.retryJitter ??
+      (typeof retryDelay === 'number' && Number.isSafeInteger(retryDelay) ? Math.floor(retryDelay / 4) : undefined),
   });
-  return { ttl, retryDelay: retry.retryDelay, retryJitter: retry.retryJitter, fencing: options?.fencing ?? base.fencing, signal: options?.signal };
+  return {
+    ttl,
+    retryDelay: retry.retryDelay,
+    retryJitter: retry.retryJitter,
+    fencing: options?.fencing ?? base.fencing,
+    signal: options?.signal,
+  };
 }
 
-const notLeader = (resource: string, why: string): AbortSignal => AbortSignal.abort(LockLostError.notLeader([resource], why));
+const notLeader = (resource: string, why: string): AbortSignal =>
+  AbortSignal.abort(LockLostError.notLeader([resource], why));
 
 /**
  * A campaign for leadership of one resource: a renewable lock that this instance tries to win, keeps
@@ -204,7 +230,14 @@ export class Leadership implements AsyncDisposable {
     while (!stop.aborted) {
       let lock: Lock;
       try {
-        lock = await this.#campaigner.acquire(this.resource, ttl, { retryCount: Infinity, retryDelay, retryJitter, fencing, autoExtend: true, signal: stop });
+        lock = await this.#campaigner.acquire(this.resource, ttl, {
+          retryCount: Infinity,
+          retryDelay,
+          retryJitter,
+          fencing,
+          autoExtend: true,
+          signal: stop,
+        });
       } catch (error) {
         if (stop.aborted) break;
         if (!(error instanceof LockAcquisitionError)) {
@@ -241,7 +274,12 @@ export class Leadership implements AsyncDisposable {
         resolve();
       };
       const onLost = (): void => end(lockSignal.reason);
-      const onStop = (): void => end(stop.reason instanceof LockLostError ? stop.reason : new LockLostError([this.resource], 'resigned', 'the campaign stopped', { cause: stop.reason }));
+      const onStop = (): void =>
+        end(
+          stop.reason instanceof LockLostError
+            ? stop.reason
+            : new LockLostError([this.resource], 'resigned', 'the campaign stopped', { cause: stop.reason }),
+        );
       if (lockSignal.aborted) return onLost();
       if (stop.aborted) return onStop();
       lockSignal.addEventListener('abort', onLost, { once: true });

@@ -1,35 +1,237 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Lock, LockIssuer } from './lock.js';
 
-interface LockFrame {
-  readonly lock: Lock;
-  readonly parent: LockFrame | undefined;
+/**
+ * One `using()` / `@Locked` call running under its locks: the frame its body runs in (through
+ * AsyncLocalStorage), and the turn that reentrant calls of that body take one at a time.
+ *
+ * Reentrancy is scoped to the call: a frame counts as held by its call chain only while the call's
+ * body runs (`open`). Calls that entered it (nested, siblings, timers started inside) are counted;
+ * when the body settles the frame closes, and the call keeps its locks held (and renewed) until every
+ * call that entered has settled. A call that comes later (a timer firing after the holder returned)
+ * finds the frame closed and acquires the lock like any other caller.
+ */
+class HoldFrame {
+  static #ids = 0;
+  readonly id = ++HoldFrame.#ids;
+  #open = true;
+  #busy = false;
+  readonly #queue: (() => void)[] = [];
+  #entered = 0;
+  #drained: (() => void) | undefined;
+
+  constructor(
+    /** The locks this call holds, its own first (what `currentLock()` returns). */
+    readonly locks: readonly Lock[],
+    readonly parent: HoldFrame | undefined,
+  ) {}
+
+  get isOpen(): boolean {
+    return this.#open;
+  }
+
+  /** True when a reentrant call holds the turn or waits for it. */
+  get isBusy(): boolean {
+    return this.#busy || this.#queue.length > 0;
+  }
+
+  /**
+   * Takes this frame's turn, after the calls that asked before (FIFO). Resolves to the function that
+   * hands it on. The call counts as entered (the frame's locks stay held for it) from now on.
+   */
+  enter(signal: AbortSignal | undefined): Promise<() => void> {
+    this.#entered++;
+    let left = false;
+    const leave = (): void => {
+      if (left) return;
+      left = true;
+      const next = this.#queue.shift();
+      if (next) next();
+      else this.#busy = false;
+      this.settleOne();
+    };
+    if (!this.#busy) {
+      this.#busy = true;
+      return Promise.resolve(leave);
+    }
+    return new Promise((resolve, reject) => {
+      const granted = (): void => {
+        signal?.removeEventListener('abort', aborted);
+        resolve(leave);
+      };
+      const aborted = (): void => {
+        const at = this.#queue.indexOf(granted);
+        if (at >= 0) this.#queue.splice(at, 1);
+        this.settleOne();
+        reject(signal!.reason);
+      };
+      if (signal?.aborted) return aborted();
+      signal?.addEventListener('abort', aborted, { once: true });
+      this.#queue.push(granted);
+    });
+  }
+
+  /** The body settled: later calls no longer count this frame as held. */
+  close(): void {
+    this.#open = false;
+  }
+
+  /** Resolves once every call that entered this frame has settled. */
+  drained(): Promise<void> {
+    if (this.#entered === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const previous = this.#drained;
+      this.#drained = () => {
+        previous?.();
+        resolve();
+      };
+    });
+  }
+
+  private settleOne(): void {
+    this.#entered--;
+    if (this.#entered === 0) {
+      const drained = this.#drained;
+      this.#drained = undefined;
+      drained?.();
+    }
+  }
 }
 
-const storage = new AsyncLocalStorage<LockFrame>();
+const storage = new AsyncLocalStorage<HoldFrame>();
 
-/** Runs `fn` with `lock` as the innermost lock of the current call chain. */
-export function runWithLock<T>(lock: Lock, fn: () => T): T {
-  return storage.run({ lock, parent: storage.getStore() }, fn);
+/**
+ * What a call inherits from its call chain: the locks it need not acquire, the resources it must
+ * acquire itself (`missing`), and the turns it holds on the frames it entered.
+ */
+export class ChainEntry {
+  readonly #leaves: (() => void)[];
+
+  /** @internal */
+  constructor(
+    /** Locks of open frames of this call chain that cover some of the resources. */
+    readonly inherited: readonly Lock[],
+    /** The resources no open frame of the chain holds: acquire them. */
+    readonly missing: readonly string[],
+    leaves: (() => void)[],
+  ) {
+    this.#leaves = leaves;
+  }
+
+  /**
+   * Runs `fn` in a new frame holding `own` (if any) and the inherited locks. After `fn` settles, waits
+   * until every call that entered the new frame has settled, then runs `release` and hands the
+   * turns on. Returns `fn`'s result or error.
+   */
+  async run<T>(own: Lock | undefined, fn: (lock: Lock) => Promise<T> | T, release: () => Promise<void>): Promise<T> {
+    const locks = own ? [own, ...this.inherited] : [...this.inherited];
+    const frame = new HoldFrame(locks, storage.getStore());
+    try {
+      return await storage.run(frame, () => fn(locks[0]));
+    } finally {
+      frame.close();
+      await frame.drained();
+      try {
+        await release();
+      } finally {
+        this.leave();
+      }
+    }
+  }
+
+  /** Hands the turns on without running (the acquisition failed or was skipped). */
+  leave(): void {
+    for (const leave of this.#leaves.splice(0)) leave();
+  }
 }
 
 /**
- * The live lock of this call chain that `issuer` granted on the Redis `key`, if any (used for
- * reentrancy). Matching on the key and the issuer, not the bare resource name, keeps two `Redlock`s
- * with other prefixes or other masters from mistaking each other's locks for their own.
+ * Finds what the current call chain holds of `names` (the innermost open frame whose lock, granted
+ * by `issuer`, covers each key and `covers` the request) and takes a turn on each such frame, in a
+ * fixed order (so two siblings asking for the same frames cannot deadlock).
+ *
+ * - A lock that was lost in an open frame is not inherited: the call is refused with its
+ *   `LockLostError` before it runs.
+ * - A frame that closed (its call returned) or whose lock was released or lapsed is skipped.
+ * - With `skip`, resolves to `undefined` without waiting when a frame's turn is taken.
  */
-export function lockHeldInChain(issuer: LockIssuer, key: string): Lock | undefined {
+export function enterChain(
+  issuer: LockIssuer,
+  names: readonly string[],
+  keyOf: (name: string) => string,
+  covers: (lock: Lock, name: string) => boolean,
+  options: { signal?: AbortSignal; skip?: boolean } = {},
+): ChainEntry | undefined | Promise<ChainEntry | undefined> {
+  const frames = new Set<HoldFrame>();
+  const inherited = new Set<Lock>();
+  const missing: string[] = [];
+  for (const name of names) {
+    const found = frameHolding(issuer, keyOf(name));
+    if (found && covers(found.lock, name)) {
+      frames.add(found.frame);
+      inherited.add(found.lock);
+    } else missing.push(name);
+  }
+  // Nothing inherited (the common case): no turn to wait for, so no tick lost before acquiring.
+  if (frames.size === 0) return new ChainEntry([], missing, []);
+  const ordered = [...frames].sort((a, b) => a.id - b.id);
+  if (options.skip && ordered.some((f) => f.isBusy)) return undefined;
+  return enterFrames(ordered, inherited, missing, options.signal);
+}
+
+async function enterFrames(
+  ordered: HoldFrame[],
+  inherited: Set<Lock>,
+  missing: string[],
+  signal: AbortSignal | undefined,
+): Promise<ChainEntry> {
+  const leaves: (() => void)[] = [];
+  try {
+    for (const frame of ordered) leaves.push(await frame.enter(signal));
+    // Waiting for a turn may have outlasted an inherited lock: never run on a lost one.
+    for (const lock of inherited) if (lock.lostReason) throw lock.lostReason;
+  } catch (error) {
+    for (const leave of leaves) leave();
+    throw error;
+  }
+  return new ChainEntry([...inherited], missing, leaves);
+}
+
+/** The innermost open frame of the chain holding `key` for `issuer`; throws the reason of a lost one. */
+function frameHolding(issuer: LockIssuer, key: string): { frame: HoldFrame; lock: Lock } | undefined {
   for (let frame = storage.getStore(); frame; frame = frame.parent) {
-    const lock = frame.lock;
-    if (lock.isIssuedBy(issuer) && lock.isHeld && lock.keys.includes(key)) return lock;
+    if (!frame.isOpen) continue;
+    for (const lock of frame.locks) {
+      if (!lock.isIssuedBy(issuer) || !lock.keys.includes(key)) continue;
+      if (lock.lostReason) throw lock.lostReason;
+      if (lock.isHeld) return { frame, lock };
+    }
   }
   return undefined;
 }
 
 /**
+ * The live lock of this call chain that `issuer` granted on the Redis `key`, if any: held, and in a
+ * frame whose call is still running. Matching on the key and the issuer, not the bare resource name,
+ * keeps two `Redlock`s with other prefixes or other masters from mistaking each other's locks.
+ */
+export function lockHeldInChain(issuer: LockIssuer, key: string): Lock | undefined {
+  try {
+    return frameHolding(issuer, key)?.lock;
+  } catch {
+    return undefined; // lost: not held
+  }
+}
+
+/** Runs `fn` with `lock` as the innermost lock of the current call chain (no turns, no waiting for entries). */
+export function runWithLock<T>(lock: Lock, fn: () => T): T {
+  return storage.run(new HoldFrame([lock], storage.getStore()), fn);
+}
+
+/**
  * The lock held by the current call chain: the innermost one, or the one covering `resource`.
  * Inside a `@Locked` method or a `using()` callback it gives the lock's `signal` and remaining
- * `validity`; elsewhere it returns `undefined`.
+ * `validity`; elsewhere, and in work left running after that call returned, it returns `undefined`.
  *
  * @example
  * \@Locked('order:#id')
@@ -40,8 +242,10 @@ export function lockHeldInChain(issuer: LockIssuer, key: string): Lock | undefin
  * @publicApi
  */
 export function currentLock(resource?: string): Lock | undefined {
-  const frame = storage.getStore();
-  if (resource === undefined) return frame?.lock;
-  for (let f = frame; f; f = f.parent) if (f.lock.resources.includes(resource)) return f.lock;
+  for (let f = storage.getStore(); f; f = f.parent) {
+    if (!f.isOpen) continue; // its call has returned: work it left behind holds nothing
+    if (resource === undefined) return f.locks[0];
+    for (const lock of f.locks) if (lock.resources.includes(resource)) return lock;
+  }
   return undefined;
 }

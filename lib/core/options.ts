@@ -1,6 +1,7 @@
 import type { Redis, RedisOptions } from 'ioredis';
 import { RedlockConfigError } from '../errors/redlock-config.error.js';
 import { isLogger, type RedlockLogger } from './logger.js';
+import { isWellFormed } from './resources.js';
 
 /**
  * One Redis master: a `redis://` / `rediss://` URL, ioredis connection options, or an ioredis
@@ -114,7 +115,9 @@ export interface RedlockOptions extends RetryOptions {
 }
 
 /** Retry settings with every default filled in. */
-export type ResolvedRetryOptions = Required<Omit<RetryOptions, 'acquireTimeout'>> & { acquireTimeout: number | undefined };
+export type ResolvedRetryOptions = Required<Omit<RetryOptions, 'acquireTimeout'>> & {
+  acquireTimeout: number | undefined;
+};
 
 /** Options with every default filled in. */
 export interface ResolvedRedlockOptions extends Required<Omit<RedlockOptions, 'acquireTimeout' | 'restartGuard' | 'fencingQuorum' | 'logger'>> {
@@ -129,6 +132,10 @@ export interface ResolvedRedlockOptions extends Required<Omit<RedlockOptions, 'a
 /**
  * The largest TTL or timeout, in ms: 2^31−1 (about 24.8 days), the longest delay Node's timers
  * hold. A longer one would fire at once (with a `TimeoutOverflowWarning`), so it is refused.
+ *
+ * @example
+ * const ttl = Math.min(requested, MAX_TTL);
+ * @publicApi
  */
 export const MAX_TTL = 2 ** 31 - 1;
 
@@ -161,15 +168,27 @@ export function checkTtl(value: unknown, option = 'ttl'): number {
     refuse(option, 'must be a positive whole number of milliseconds', value);
   }
   if (value > MAX_TTL) {
-    refuse(option, `must be at most ${MAX_TTL} ms (2^31−1, about 24.8 days: the longest delay Node's timers hold)`, value);
+    refuse(
+      option,
+      `must be at most ${MAX_TTL} ms (2^31−1, about 24.8 days: the longest delay Node's timers hold)`,
+      value,
+    );
   }
   return value;
 }
 
-const isBoolean = (value: unknown, option: string): boolean => (typeof value === 'boolean' ? value : refuse(option, 'must be true or false', value));
-const isString = (value: unknown, option: string): string => (typeof value === 'string' ? value : refuse(option, 'must be a string', value));
+const isBoolean = (value: unknown, option: string): boolean =>
+  typeof value === 'boolean' ? value : refuse(option, 'must be true or false', value);
+const isString = (value: unknown, option: string): string =>
+  typeof value === 'string' ? value : refuse(option, 'must be a string', value);
+const isPrefix = (value: unknown, option: string): string =>
+  isWellFormed(isString(value, option))
+    ? (value as string)
+    : refuse(option, 'must be well-formed Unicode (no lone surrogates)', value);
 const isWholeMs = (value: unknown, option: string): number =>
-  typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : refuse(option, 'must be a whole number of milliseconds >= 0', value);
+  typeof value === 'number' && Number.isSafeInteger(value) && value >= 0
+    ? value
+    : refuse(option, 'must be a whole number of milliseconds >= 0', value);
 
 /**
  * Every option, once: its default, its check and its README line. Adding an option is one entry
@@ -177,7 +196,9 @@ const isWholeMs = (value: unknown, option: string): number =>
  * Rules between options (`retryJitter` <= `retryDelay`, `fencingPrefix` vs `keyPrefix`,
  * `fencingQuorum` vs `nodes`) run after merging, in `resolveOptions` and `resolveRetryOptions`.
  */
-export const REDLOCK_OPTIONS: { readonly [K in keyof ResolvedRedlockOptions]-?: OptionSpec<ResolvedRedlockOptions[K]> } = {
+export const REDLOCK_OPTIONS: {
+  readonly [K in keyof ResolvedRedlockOptions]-?: OptionSpec<ResolvedRedlockOptions[K]>;
+} = {
   nodes: {
     default: undefined,
     shown: '(required)',
@@ -187,7 +208,12 @@ export const REDLOCK_OPTIONS: { readonly [K in keyof ResolvedRedlockOptions]-?: 
         ? (value as RedlockNode[])
         : refuse(option, 'must list at least one Redis master (an odd number such as 3 or 5 is best)', value),
   },
-  keyPrefix: { default: 'lock:', shown: "`'lock:'`", doc: 'prepended to each resource name to form its key', check: isString },
+  keyPrefix: {
+    default: 'lock:',
+    shown: "`'lock:'`",
+    doc: 'prepended to each resource name to form its key',
+    check: isPrefix,
+  },
   ttl: {
     default: 10_000,
     shown: '`10000`',
@@ -210,7 +236,11 @@ export const REDLOCK_OPTIONS: { readonly [K in keyof ResolvedRedlockOptions]-?: 
     check: (value, option) =>
       value === Infinity || (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0)
         ? value
-        : refuse(option, 'must be a whole number >= 0, or Infinity to retry until `acquireTimeout` or the signal ends it', value),
+        : refuse(
+            option,
+            'must be a whole number >= 0, or Infinity to retry until `acquireTimeout` or the signal ends it',
+            value,
+          ),
   },
   retryDelay: {
     default: 200,
@@ -236,7 +266,12 @@ export const REDLOCK_OPTIONS: { readonly [K in keyof ResolvedRedlockOptions]-?: 
     doc: 'per-master bound on each command (ms), further capped at a third of the TTL',
     check: checkTtl,
   },
-  connectTimeout: { default: 2_000, shown: '`2000`', doc: 'how long start-up waits for the masters to connect (ms)', check: checkTtl },
+  connectTimeout: {
+    default: 2_000,
+    shown: '`2000`',
+    doc: 'how long start-up waits for the masters to connect (ms)',
+    check: checkTtl,
+  },
   wakeOnRelease: {
     default: true,
     shown: '`true`',
@@ -263,12 +298,20 @@ export const REDLOCK_OPTIONS: { readonly [K in keyof ResolvedRedlockOptions]-?: 
     doc: 'issue `lock.fencingToken` with every lock (also per call and per `@Locked`). This costs one more round trip per acquisition. See [docs/fencing.md](docs/fencing.md)',
     check: isBoolean,
   },
-  fencingPrefix: { default: 'fence:', shown: "`'fence:'`", doc: 'prefix of the fencing counter keys; must not overlap `keyPrefix`', check: isString },
+  fencingPrefix: {
+    default: 'fence:',
+    shown: "`'fence:'`",
+    doc: 'prefix of the fencing counter keys; must not overlap `keyPrefix`',
+    check: isPrefix,
+  },
   fencingQuorum: {
     default: undefined,
     shown: 'majority',
     doc: 'how many masters must take a token before the lock is handed out. With W of N, tokens survive 2W − N − 1 masters restarting without their data (4 of 5: two), at the cost of needing W masters up',
-    check: (value, option) => (typeof value === 'number' && Number.isSafeInteger(value) ? value : refuse(option, 'must be a whole number', value)),
+    check: (value, option) =>
+      typeof value === 'number' && Number.isSafeInteger(value)
+        ? value
+        : refuse(option, 'must be a whole number', value),
   },
   logger: {
     default: undefined,
@@ -323,10 +366,13 @@ export function checkFencingPrefix(keyPrefix: string, fencingPrefix: string): vo
 }
 
 /** Refuses malformed per-call options (`signal`, `autoExtend`, `fencing`) before anything is sent. */
-export function checkCallOptions(options: { signal?: unknown; autoExtend?: unknown; fencing?: unknown } | undefined): void {
+export function checkCallOptions(
+  options: { signal?: unknown; autoExtend?: unknown; fencing?: unknown } | undefined,
+): void {
   if (options === undefined) return;
   if (options === null || typeof options !== 'object') refuse('options', 'must be an object', options);
-  if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) refuse('signal', 'must be an AbortSignal', options.signal);
+  if (options.signal !== undefined && !(options.signal instanceof AbortSignal))
+    refuse('signal', 'must be an AbortSignal', options.signal);
   for (const key of ['autoExtend', 'fencing'] as const) {
     if (options[key] !== undefined) isBoolean(options[key], key);
   }
@@ -338,8 +384,16 @@ const RETRY_KEYS = ['retryCount', 'retryDelay', 'retryJitter', 'acquireTimeout']
  * Merges per-call retry settings over `base` and checks the result. A `retryJitter` nobody set
  * follows the `retryDelay` in force; one the user set must not exceed a numeric `retryDelay`.
  */
-export function resolveRetryOptions(base: ResolvedRetryOptions, overrides: RetryOptions | undefined): ResolvedRetryOptions {
-  const merged: ResolvedRetryOptions = { retryCount: base.retryCount, retryDelay: base.retryDelay, retryJitter: base.retryJitter, acquireTimeout: base.acquireTimeout };
+export function resolveRetryOptions(
+  base: ResolvedRetryOptions,
+  overrides: RetryOptions | undefined,
+): ResolvedRetryOptions {
+  const merged: ResolvedRetryOptions = {
+    retryCount: base.retryCount,
+    retryDelay: base.retryDelay,
+    retryJitter: base.retryJitter,
+    acquireTimeout: base.acquireTimeout,
+  };
   let jitterSet = !derivedJitter.has(base);
   if (overrides) {
     for (const key of RETRY_KEYS) {
@@ -353,7 +407,11 @@ export function resolveRetryOptions(base: ResolvedRetryOptions, overrides: Retry
     merged.retryJitter = defaultJitterFor(merged.retryDelay);
     derivedJitter.add(merged);
   } else if (typeof merged.retryDelay === 'number' && merged.retryJitter > merged.retryDelay) {
-    refuse('retryJitter', `must not exceed \`retryDelay\` (${merged.retryDelay}), or some waits would be negative`, merged.retryJitter);
+    refuse(
+      'retryJitter',
+      `must not exceed \`retryDelay\` (${merged.retryDelay}), or some waits would be negative`,
+      merged.retryJitter,
+    );
   }
   return merged;
 }
@@ -364,22 +422,36 @@ export function resolveRetryOptions(base: ResolvedRetryOptions, overrides: Retry
  * writes nothing.
  */
 export function resolveOptions(options: RedlockOptions): ResolvedRedlockOptions {
-  if (options === null || typeof options !== 'object') refuse('options', 'must be an object with at least `nodes`', options);
+  if (options === null || typeof options !== 'object')
+    refuse('options', 'must be an object with at least `nodes`', options);
   const resolved: Record<string, unknown> = {};
   for (const [key, spec] of Object.entries(REDLOCK_OPTIONS) as [keyof ResolvedRedlockOptions, OptionSpec<unknown>][]) {
     const value = options[key];
-    resolved[key] = value === undefined ? (key === 'nodes' ? spec.check(value, key) : spec.default) : spec.check(value, key);
+    resolved[key] =
+      value === undefined ? (key === 'nodes' ? spec.check(value, key) : spec.default) : spec.check(value, key);
   }
   const result = resolved as unknown as ResolvedRedlockOptions;
   if (result.fencing) checkFencingPrefix(result.keyPrefix, result.fencingPrefix);
   const majority = Math.floor(result.nodes.length / 2) + 1;
   if (options.fencingQuorum === undefined) result.fencingQuorum = majority;
   else if (result.fencingQuorum < majority || result.fencingQuorum > result.nodes.length) {
-    refuse('fencingQuorum', `must be a whole number from the majority (${majority}) to the number of \`nodes\` (${result.nodes.length})`, result.fencingQuorum);
+    refuse(
+      'fencingQuorum',
+      `must be a whole number from the majority (${majority}) to the number of \`nodes\` (${result.nodes.length})`,
+      result.fencingQuorum,
+    );
   }
-  const base: ResolvedRetryOptions = { retryCount: result.retryCount, retryDelay: result.retryDelay, retryJitter: 0, acquireTimeout: result.acquireTimeout };
+  const base: ResolvedRetryOptions = {
+    retryCount: result.retryCount,
+    retryDelay: result.retryDelay,
+    retryJitter: 0,
+    acquireTimeout: result.acquireTimeout,
+  };
   derivedJitter.add(base);
-  const retry = resolveRetryOptions(base, options.retryJitter === undefined ? undefined : { retryJitter: options.retryJitter });
+  const retry = resolveRetryOptions(
+    base,
+    options.retryJitter === undefined ? undefined : { retryJitter: options.retryJitter },
+  );
   result.retryJitter = retry.retryJitter;
   if (derivedJitter.has(retry)) derivedJitter.add(result);
   return result;

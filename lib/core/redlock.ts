@@ -6,12 +6,13 @@ import { LockKeyError } from '../errors/lock-key.error.js';
 import { LockLostError } from '../errors/lock-lost.error.js';
 import { RedlockClosedError } from '../errors/redlock-closed.error.js';
 import { RedlockConfigError } from '../errors/redlock-config.error.js';
+import { quote } from '../errors/quote.js';
 import { RedlockError } from '../errors/redlock.error.js';
 import { inspect as utilInspect } from 'node:util';
-import { acquireRound, type RoundContext } from './acquire-round.js';
+import { startAcquireRound, type AcquireRequest, type RoundContext, type RoundResult } from './acquire-round.js';
 import { commandTimeoutFor, driftOf, now, validUntilOf } from './clock.js';
 import { Lock, type LockIssuer } from './lock.js';
-import { lockHeldInChain, runWithLock } from './lock-context.js';
+import { enterChain } from './lock-context.js';
 import { closeMasters, connectMasters, openMasters, type Master } from './master.js';
 import {
   checkCallOptions,
@@ -27,11 +28,12 @@ import {
 import { resolveHoldOptions, type HoldOptions, type ResolvedHoldOptions } from './hold-options.js';
 import { Leadership, resolveLeadOptions, type Campaigner, type LeadOptions } from './leadership.js';
 import { startRenewal } from './renewal.js';
+import { checkResources } from './resources.js';
 import { RestartGuard } from './restart-guard.js';
 import { resolveLogger, type RedlockLogger } from './logger.js';
 import { MasterMonitor, type MasterState } from './master-monitor.js';
 import { secretsOf } from './redact.js';
-import { AttemptBudget } from './retry.js';
+import { AttemptBudget, OUT_OF_TIME } from './retry.js';
 import { quorumOf, voteRound, type MasterOutcome, type VoteRound } from './votes.js';
 import { releaseChannelOf, Wakeups } from './wakeups.js';
 import { checkLockMode, coversRequest, setShape, shapeOf, type LockModeOptions, type RequestedShape } from './lock-mode.js';
@@ -86,10 +88,25 @@ interface AttemptOptions {
   readonly shape?: RequestedShape;
 }
 
+/** An acquire attempt whose keys may be on the masters and that no lock owns yet. */
+interface InFlight {
+  /** How the attempt ended. */
+  readonly result: Promise<RoundResult>;
+  /** Each master's outcome so far, in `nodes` order. */
+  outcomes(): readonly (MasterOutcome | undefined)[];
+  /** Removes what the attempt may have written, on every master; never rejects. */
+  readonly release: () => Promise<void>;
+  /** Its clean-up, once started. */
+  cleanup?: Promise<void>;
+}
+
 /** Outcomes with a `timeout` for each master that has not answered. */
 function settledOutcomes(outcomes: readonly (MasterOutcome | undefined)[], masters: readonly Master[]): MasterOutcome[] {
   return outcomes.map((o, i) => o ?? { master: masters[i].label, status: 'timeout' as const });
 }
+
+/** Ends of a lock that are not news to an operator: the holder itself released or resigned. */
+const QUIET_LOSSES = new Set<string>(['released', 'resigned', 'not-leader']);
 
 /** `tryAcquire()`'s policy: one attempt, no waiting. */
 const ONE_TRY: ResolvedRetryOptions = Object.freeze({ retryCount: 0, retryDelay: 0, retryJitter: 0, acquireTimeout: undefined });
@@ -114,6 +131,16 @@ export class Redlock implements LockIssuer, Campaigner {
   readonly #held = new Set<Lock>();
   /** Which lock of this instance holds each key: a waiter need not poll a lock held here, whose release wakes it directly. */
   readonly #heldKeys = new Map<string, Lock>();
+  /** The timer that stops tracking each held lock once its validity has lapsed (so an unreleased lock is garbage). */
+  readonly #lapseTimers = new WeakMap<Lock, NodeJS.Timeout>();
+  /** Each lock's release under way, so that concurrent `release()` calls all wait for the quorum. */
+  readonly #releases = new WeakMap<Lock, Promise<void>>();
+  /** Attempts under way, which `close()` cleans up before closing the connections. */
+  readonly #inFlight = new Set<InFlight>();
+  /** Clean-ups under way (abandoned and failed attempts), which `close()` waits for. */
+  readonly #cleanups = new Set<Promise<void>>();
+  #connecting: Promise<void> | undefined;
+  #connected = false;
   readonly #closing = new AbortController();
   /** `minHold` / `maxHold` of the locks that have them. */
   readonly #limits = new WeakMap<Lock, HoldLimits>();
@@ -160,7 +187,9 @@ export class Redlock implements LockIssuer, Campaigner {
 
   /**
    * Milliseconds until each master's votes count again under the restart guard (0 = counting now),
-   * in `nodes` order; all zeros when the guard is off.
+   * in `nodes` order; all zeros when the guard is off. Never `Infinity`: while a master's `INFO` is
+   * still unknown, the guard's full duration (an upper bound). `masterStates()` says why;
+   * `whenTrusted()` waits.
    */
   get distrustedFor(): number[] {
     return this.#masters.map((_, i) => this.#guard?.distrustedFor(i) ?? 0);
@@ -178,7 +207,9 @@ export class Redlock implements LockIssuer, Campaigner {
   inspect(resource: string): Promise<LockInspection> {
     const [name] = this.checkResources(resource);
     const { keyPrefix, fencingPrefix, fencing, commandTimeout, driftFactor } = this.options;
-    return inspectResource(this.#masters, this.quorum, commandTimeout, driftFactor, name, keyPrefix + name, fencingPrefix + name, fencing);
+    const read = (): Promise<LockInspection> =>
+      inspectResource(this.#masters, this.quorum, commandTimeout, driftFactor, name, keyPrefix + name, fencingPrefix + name, fencing);
+    return this.#connected ? read() : this.connect().then(read); // used before connect(): connect first
   }
 
   /**
@@ -239,16 +270,25 @@ export class Redlock implements LockIssuer, Campaigner {
   /**
    * Opens the connections the library owns, waiting up to `connectTimeout` (masters still down are
    * retried in the background), reads each master's `INFO`, and logs what an operator should know.
+   * Optional: the first acquisition connects (within its own budget) when this was not called;
+   * calling it at start-up takes that wait out of the first request.
    *
    * @throws RedlockConfigError naming the node when two nodes are the same Redis server, or a master's
    * `maxmemory-policy` can evict lock keys (unless `allowEvictingMasters`).
    */
-  async connect(): Promise<void> {
-    const start = now();
-    this.#telemetry ??= startTelemetry(this); // OpenTelemetry, when installed and an SDK is registered
-    await Promise.all([this.#telemetry, connectMasters(this.#masters, this.options.connectTimeout)]);
-    await this.#monitor.settled(Math.max(100, this.options.connectTimeout - (now() - start)));
-    this.#monitor.connected(this.quorum);
+  connect(): Promise<void> {
+    this.#connecting ??= (async () => {
+      const start = now();
+      this.#telemetry ??= startTelemetry(this); // OpenTelemetry, when installed and an SDK is registered
+      await Promise.all([this.#telemetry, connectMasters(this.#masters, this.options.connectTimeout)]);
+      await this.#monitor.settled(Math.max(100, this.options.connectTimeout - (now() - start)));
+      this.#monitor.connected(this.quorum);
+      this.#connected = true;
+    })().catch((error: unknown) => {
+      this.#connecting = undefined; // a later call tries again
+      throw error;
+    });
+    return this.#connecting;
   }
 
   /** JSON without secrets: the masters' labels and the options other than `nodes`. */
@@ -289,12 +329,18 @@ export class Redlock implements LockIssuer, Campaigner {
     try {
       lock = await (tracing() ? traceAcquire('acquire', names, lockTtl, options, acquire) : acquire());
     } catch (error) {
-      if (hold.skip && error instanceof LockAcquisitionError && error.busy) return undefined;
+      if (hold.skip && error instanceof LockAcquisitionError && error.busy) return this.skipped(error.resources);
       throw error;
     }
     if (options?.autoExtend) lock.renewWith(startRenewal(lock));
     this.limitHold(lock, hold);
     return lock;
+  }
+
+  /** `onBusy: 'skip'` met a busy lock: a debug line, no error (skipping is the point). */
+  private skipped(resources: readonly string[], holder = 'another holder'): undefined {
+    this.#logger.debug(`Skipped ${resources.map((r) => JSON.stringify(r)).join(', ')}: held by ${holder} (onBusy: 'skip').`);
+    return undefined;
   }
 
   /** With `onBusy: 'skip'`, `retryCount` defaults to 0: a busy lock is skipped at once. */
@@ -345,11 +391,14 @@ export class Redlock implements LockIssuer, Campaigner {
    * Runs `fn` under the lock, renewing it while `fn` runs, and releases it on every master when `fn`
    * settles. Returns `fn`'s result; `fn`'s own errors pass through unchanged. If the lock was lost
    * while `fn` ran (see `lock.signal`), the call rejects with `LockLostError` after `fn` settles.
-   * Reentrant: resources already held by an enclosing `using()` / `@Locked` in the same call chain
-   * are not acquired again.
+   * Reentrant: resources held by an enclosing `using()` / `@Locked` call of the same call chain that
+   * is still running are not acquired again; sibling calls take turns on them, and the enclosing
+   * call keeps them held until every call that entered has settled. `onBusy: 'skip'` resolves to
+   * `undefined` when another holder has the lock; `minHold` / `maxHold` bound the hold (`HoldOptions`).
    *
    * @example
    * const seat = await redlock.using(`seat:${id}`, 2_000, async (lock) => sell(id, lock.signal));
+   * const ran = await redlock.using('report', 30_000, build, { onBusy: 'skip', minHold: 5_000 }); // undefined if busy
    */
   using<T>(resources: string | readonly string[], ttl: number | undefined, fn: (lock: Lock) => Promise<T> | T, options: UsingOptions & { onBusy: 'skip' }): Promise<T | undefined>;
   using<T>(resources: string | readonly string[], ttl: number | undefined, fn: (lock: Lock) => Promise<T> | T, options?: UsingOptions & { onBusy?: 'wait' }): Promise<T>;
@@ -368,38 +417,33 @@ export class Redlock implements LockIssuer, Campaigner {
     const hold = resolveHoldOptions(options, lockTtl);
     const retry = resolveRetryOptions(this.options, this.retryOverrides(options, hold));
 
-    const inherited = new Set<Lock>();
-    const missing: string[] = [];
-    for (const name of names) {
-      const held = lockHeldInChain(this, this.options.keyPrefix + name);
-      if (held && coversRequest(held, shape, name)) inherited.add(held);
-      else missing.push(name);
+    // Reentrancy: what the call chain holds is not acquired again; sibling calls take turns on it.
+    const entered = enterChain(this, names, (name) => this.options.keyPrefix + name, (held, name) => coversRequest(held, shape, name), {
+      signal: options?.signal,
+      skip: hold.skip,
+    });
+    const entry = entered instanceof Promise ? await entered : entered;
+    if (!entry) return this.skipped(names, 'a reentrant call of this call chain'); // onBusy 'skip'
+    let lock: Lock | undefined;
+    if (entry.missing.length > 0) {
+      const missing = [...entry.missing];
+      const acquire = () => this.acquireChecked(missing, lockTtl, { retry, signal: options?.signal, fencing: options?.fencing ?? this.options.fencing, shape });
+      try {
+        lock = await (tracing() ? traceAcquire('using', missing, lockTtl, options, acquire) : acquire());
+      } catch (error) {
+        entry.leave();
+        if (hold.skip && error instanceof LockAcquisitionError && error.busy) return this.skipped(error.resources);
+        throw error;
+      }
+      lock.renewWith(startRenewal(lock));
+      this.limitHold(lock, hold);
     }
-    if (missing.length === 0) {
-      const [outer] = inherited;
-      const result = await fn(outer);
-      this.throwIfLost(inherited);
-      return result;
-    }
-
-    const acquire = () => this.acquireChecked(missing, lockTtl, { retry, signal: options?.signal, fencing: options?.fencing ?? this.options.fencing, shape });
-    let lock: Lock;
-    try {
-      lock = await (tracing() ? traceAcquire('using', missing, lockTtl, options, acquire) : acquire());
-    } catch (error) {
-      if (hold.skip && error instanceof LockAcquisitionError && error.busy) return undefined;
-      throw error;
-    }
-    lock.renewWith(startRenewal(lock));
-    this.limitHold(lock, hold);
-    let result: T;
-    try {
-      result = await runWithLock(lock, () => fn(lock));
-    } finally {
-      await this.releaseLock(lock);
-    }
-    this.throwIfLost(inherited);
-    if (lock.lostReason) throw lock.lostReason;
+    const own = lock;
+    const result = await entry.run(own, fn, async () => {
+      if (own) await this.releaseLock(own);
+    });
+    this.throwIfLost(entry.inherited);
+    if (own?.lostReason) throw own.lostReason;
     return result;
   }
 
@@ -436,17 +480,10 @@ export class Redlock implements LockIssuer, Campaigner {
   }
 
   private checkResources(resources: string | readonly string[]): string[] {
-    const list = typeof resources === 'string' ? [resources] : resources;
-    if (!Array.isArray(list) || list.length === 0) {
-      throw new LockKeyError('`resources` must be a non-empty resource name or a non-empty array of them.');
-    }
-    for (const [i, r] of list.entries()) {
-      if (typeof r !== 'string' || r.length === 0) {
-        throw new LockKeyError(`\`resources${typeof resources === 'string' ? '' : `[${i}]`}\` must be a non-empty string; got ${r === '' ? 'an empty string' : typeof r}.`);
-      }
-    }
-    return list.length === 1 ? [list[0]] : [...new Set(list)];
+    return checkResources(resources);
   }
+
+
 
   /**
    * The attempt loop: an acquire round per attempt, under the attempt budget (retry policy,
@@ -464,34 +501,52 @@ export class Redlock implements LockIssuer, Campaigner {
     const { shape } = options;
     let writer: string | undefined; // a waiting writer's id: it holds off new readers while it waits
     try {
+      // Used before connect(): connect now, within the budget (masters still down keep reconnecting).
+      if (!this.#connected) await budget.bound(this.connect());
       for (;;) {
         await budget.nextAttempt();
         const value = randomBytes(16).toString('base64url');
-        const request = { keys, counters, value, ttl };
-        const sharedResult = shape ? await shared.sharedAcquireRound(context, request, shape) : undefined;
-        const result = sharedResult ?? (await acquireRound(context, request));
+        const attempt = this.startAttempt(context, { keys, counters, value, ttl }, shape);
+        // The caller's signal, close() and acquireTimeout end the wait at once, even while masters
+        // hang; the attempt's keys are then removed in the background (close() waits for that).
+        const result = await budget.bound(attempt.result).catch((stop: unknown) => {
+          void this.cleanUp(attempt);
+          throw stop;
+        });
+        if (result === OUT_OF_TIME) {
+          void this.cleanUp(attempt);
+          throw LockAcquisitionError.of({
+            resources,
+            attempts: budget.attempts,
+            outcomes: settledOutcomes(attempt.outcomes(), this.#masters),
+            reason: 'timeout',
+            budget: budget.spent,
+          });
+        }
+        const sharedResult = shape ? (result as shared.SharedRoundResult) : undefined;
         noteAttempt(budget.attempts, result.start, result.round.outcomes);
         const validUntil = validUntilOf(result.start, ttl, driftFactor);
         if (result.outcome === 'granted' && validUntil > now()) {
           const lock = new Lock(this, resources, keys, value, ttl, validUntil, result.token);
           if (shape) setShape(lock, shape.kind === 'permit' ? { ...shape, slot: sharedResult!.slot } : shape);
           if (budget.stopped) {
-            void this.releaseHeld(lock, context.timeout, true);
+            void this.cleanUp(attempt, () => this.releaseHeld(lock, context.timeout, true).settled);
             budget.throwIfStopped();
           }
+          this.#inFlight.delete(attempt);
           this.track(lock);
           // Others of this process queued behind a shared lock may share it too: pass the wake-up on
           // (not with the value: the holder's own release must still wake).
-          if (shape) for (const key of keys) this.#wakeups.released(key, `${value}:granted`);
+          if (sharedResult?.roomLeft) for (const key of keys) this.#wakeups.released(key, `${value}:granted`);
           return lock;
         }
         // Failed: release on ALL masters, the ones that said no or timed out included (silently: nothing was free).
-        const released = sharedResult ? { settled: Promise.all(sharedResult.cleanUp().map((r) => r.settled)) } : this.releaseKeys(keys, value, context.timeout, false);
+        const released = this.cleanUp(attempt);
         if (sharedResult?.heldLimit !== undefined && shape?.kind === 'permit') {
-          await released.settled;
+          await released;
           throw new RedlockConfigError(
             'limit',
-            `\`limit\` ${shape.limit} differs from the limit ${sharedResult.heldLimit} that the holders of ${resources.map((r) => JSON.stringify(r)).join(', ')} use; every holder of a counting lock must use the same limit.`,
+            `\`limit\` ${shape.limit} differs from the limit ${sharedResult.heldLimit} that the holders of ${quote(resources)} use; every holder of a counting lock must use the same limit.`,
           );
         }
         if (!shape && !budget.exhausted) {
@@ -503,7 +558,7 @@ export class Redlock implements LockIssuer, Campaigner {
         }
         if (budget.exhausted) {
           const spent = budget.spent;
-          await Promise.all([released.settled, result.round.settled]);
+          await budget.bound(Promise.all([released, result.round.settled])); // every outcome, unless time is up
           budget.throwIfStopped();
           throw LockAcquisitionError.of({
             resources,
@@ -520,6 +575,47 @@ export class Redlock implements LockIssuer, Campaigner {
     }
   }
 
+  /** Sends an acquire round and records it as in flight until a lock owns its keys or it is cleaned up. */
+  private startAttempt(context: RoundContext, request: AcquireRequest, shape: AttemptOptions['shape']): InFlight {
+    let attempt: InFlight;
+    if (shape) {
+      const result = shared.sharedAcquireRound(context, request, shape);
+      let round: VoteRound | undefined;
+      void result.then((r) => (round = r.round), () => undefined);
+      attempt = {
+        result,
+        outcomes: () => round?.outcomes ?? this.#masters.map(() => undefined),
+        // A shared round knows what to undo only once it has decided; its undo still lands after it on each connection.
+        release: () => result.then((r) => Promise.all(r.cleanUp().map((c) => c.settled))).then(() => undefined, () => undefined),
+      };
+    } else {
+      const started = startAcquireRound(context, request);
+      attempt = {
+        result: started.result,
+        outcomes: () => started.round.outcomes,
+        release: () => this.releaseKeys(request.keys, request.value, context.timeout, false).settled,
+      };
+    }
+    this.#inFlight.add(attempt);
+    return attempt;
+  }
+
+  /**
+   * Removes what an attempt may have written (by default: compare-and-delete on every master), sent
+   * after the attempt's own commands on each connection, so it lands after them even on a master
+   * that hangs now and answers later. Idempotent; never rejects; `close()` waits for it.
+   */
+  private cleanUp(attempt: InFlight, release: () => Promise<void> = attempt.release): Promise<void> {
+    this.#inFlight.delete(attempt);
+    if (!attempt.cleanup) {
+      const done = release();
+      this.#cleanups.add(done);
+      void done.then(() => this.#cleanups.delete(done));
+      attempt.cleanup = done;
+    }
+    return attempt.cleanup;
+  }
+
   private roundContext(timeout: number): RoundContext {
     return { masters: this.#masters, quorum: this.quorum, timeout, fencingQuorum: this.options.fencingQuorum, trusts: this.#trusts };
   }
@@ -534,13 +630,30 @@ export class Redlock implements LockIssuer, Campaigner {
 
   private track(lock: Lock): void {
     this.#held.add(lock);
+    this.watchLapse(lock);
     if (shapeOf(lock)) return; // shared: holders here do not stop waiters here from polling
     for (const key of lock.keys) this.#heldKeys.set(key, lock);
+  }
+
+  /**
+   * Stops tracking a lock once its validity has lapsed (an extension moves the check on), so that
+   * a lock never released (`tryAcquire` and let it expire) does not stay reachable until `close()`.
+   */
+  private watchLapse(lock: Lock): void {
+    const timer = setTimeout(() => {
+      if (!this.#held.has(lock)) return;
+      if (lock.isHeld) this.watchLapse(lock);
+      else this.untrack(lock);
+    }, Math.ceil(lock.validity) + 1);
+    timer.unref();
+    this.#lapseTimers.set(lock, timer);
   }
 
   private untrack(lock: Lock): void {
     this.#held.delete(lock);
     for (const key of lock.keys) if (this.#heldKeys.get(key) === lock) this.#heldKeys.delete(key);
+    clearTimeout(this.#lapseTimers.get(lock));
+    this.#lapseTimers.delete(lock);
   }
 
   private heldHere(keys: readonly string[]): boolean {
@@ -620,11 +733,21 @@ export class Redlock implements LockIssuer, Campaigner {
   /** Used by `Lock` when it is lost: tells the channel and the log. @internal */
   lockLost(lock: Lock, reason: LockLostError): void {
     publishLost(lock, reason);
+    // the message names the resources and why; never the lock's value
+    if (!QUIET_LOSSES.has(reason.reason)) this.#logger.warn(`${reason.message} (${reason.reason})`);
   }
 
-  private async releaseNow(lock: Lock): Promise<void> {
+  private releaseNow(lock: Lock): Promise<void> {
+    const pending = this.#releases.get(lock);
+    if (pending) return pending; // a concurrent release() resolves with the first, once a quorum confirmed
     const wasHeld = lock.isHeld;
-    if (!lock.markReleased()) return;
+    if (!lock.markReleased()) return Promise.resolve();
+    const releasing = this.releaseOnMasters(lock, wasHeld);
+    this.#releases.set(lock, releasing);
+    return releasing;
+  }
+
+  private async releaseOnMasters(lock: Lock, wasHeld: boolean): Promise<void> {
     this.untrack(lock);
     if (await this.endMinHold(lock, wasHeld)) return;
     const round = this.releaseHeld(lock, commandTimeoutFor(lock.ttl, this.options.commandTimeout), true);
@@ -683,15 +806,20 @@ export class Redlock implements LockIssuer, Campaigner {
     if (this.#closing.signal.aborted) return;
     await Promise.all([...this.#leaderships].map((leadership) => leadership.resign()));
     this.#closing.abort(new RedlockClosedError());
+    // Attempts in flight reject with RedlockClosedError; what they wrote is removed on every master first.
+    for (const attempt of [...this.#inFlight]) void this.cleanUp(attempt);
     const held = [...this.#held];
-    this.#held.clear();
-    this.#heldKeys.clear();
-    await Promise.all(
-      held.map((lock) => {
+    for (const lock of held) this.untrack(lock);
+    await Promise.all([
+      ...held.map((lock) => {
         lock.markLost(LockLostError.shutdown(lock.resources));
-        return this.releaseHeld(lock, this.options.commandTimeout, true).settled;
+        lock.markReleased();
+        const released = this.releaseHeld(lock, this.options.commandTimeout, true).settled;
+        this.#releases.set(lock, released);
+        return released;
       }),
-    );
+      ...this.#cleanups,
+    ]);
     this.#wakeups.close();
     this.#monitor.dispose();
     void this.#telemetry?.then((stop) => stop());

@@ -19,10 +19,16 @@ export function retryWait(policy: Pick<ResolvedRetryOptions, 'retryDelay' | 'ret
   if (typeof retryDelay === 'number') return jitteredDelay(retryDelay, retryJitter);
   const delay = retryDelay(attempt);
   if (typeof delay !== 'number' || !Number.isFinite(delay) || delay < 0) {
-    throw new RedlockConfigError('retryDelay', `\`retryDelay\` must return a finite number of milliseconds >= 0; for attempt ${attempt} it returned ${String(delay)}.`);
+    throw new RedlockConfigError(
+      'retryDelay',
+      `\`retryDelay\` must return a finite number of milliseconds >= 0; for attempt ${attempt} it returned ${String(delay)}.`,
+    );
   }
   return jitteredDelay(delay, retryJitter);
 }
+
+/** What `AttemptBudget.bound` resolves to when the deadline passed first. */
+export const OUT_OF_TIME: unique symbol = Symbol('out of time');
 
 /** Where an acquisition queues: the keys it wants, in this process's queues. */
 export interface AttemptQueue {
@@ -92,9 +98,40 @@ export class AttemptBudget {
     for (;;) {
       const wait = Math.min(retryWait(policy, Math.max(1, this.attempts)), Math.max(0, this.deadline - now()));
       const woken = await ticket.wait(wait, this.signal, this.closing);
-      if (woken || (ticket.isHead && !queue.heldHere()) || this.attempts >= policy.retryCount || now() >= this.deadline) return;
+      if (woken || (ticket.isHead && !queue.heldHere()) || this.attempts >= policy.retryCount || now() >= this.deadline)
+        return;
       this.attempts++;
     }
+  }
+
+  /**
+   * Settles with `work`, or as soon as the caller's signal aborts or the instance closes (rejecting
+   * with that reason) or the deadline passes (resolving to `OUT_OF_TIME`), whichever comes first:
+   * a master that hangs cannot hold the caller past the budget. `work` itself goes on.
+   */
+  bound<T>(work: Promise<T>): Promise<T | typeof OUT_OF_TIME> {
+    const signals = this.signal ? [this.signal, this.closing] : [this.closing];
+    const left = this.deadline - now();
+    return new Promise((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      const end = (): void => {
+        clearTimeout(timer);
+        for (const s of signals) s.removeEventListener('abort', onAbort);
+      };
+      const onAbort = (event: Event): void => {
+        end();
+        reject((event.target as AbortSignal).reason);
+      };
+      for (const s of signals) {
+        if (s.aborted) return reject(s.reason);
+        s.addEventListener('abort', onAbort, { once: true });
+      }
+      if (left !== Infinity) timer = setTimeout(() => (end(), resolve(OUT_OF_TIME)), Math.max(0, left));
+      work.then(
+        (value) => (end(), resolve(value)),
+        (error: unknown) => (end(), reject(error)),
+      );
+    });
   }
 
   /** True when the caller aborted or the instance is closing. */

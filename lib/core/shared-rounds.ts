@@ -18,6 +18,8 @@ export interface SharedAttempt {
   readonly slot: number;
   /** Another `limit` the holders of the resource use (counting locks), when a master reported one. */
   readonly heldLimit?: number;
+  /** On a grant: whether another waiter may get in too (a reader; a permit when another slot looked free on a quorum). */
+  readonly roomLeft?: boolean;
   /** Releases what this attempt may have set on any master (silently), after a failure. */
   readonly cleanUp: () => VoteRound[];
 }
@@ -26,6 +28,7 @@ export interface SharedAttempt {
 export interface SharedRoundResult extends RoundResult {
   readonly slot: number;
   readonly heldLimit?: number;
+  readonly roomLeft?: boolean;
   readonly cleanUp: () => VoteRound[];
 }
 
@@ -44,7 +47,7 @@ export async function sharedAcquireRound(
   let attempt: SharedAttempt;
   if (shape.kind === 'read') {
     attempt = readAttempt(context, keys, value, ttl);
-    attempt = { ...attempt, won: await attempt.round.decided };
+    attempt = { ...attempt, won: await attempt.round.decided, roomLeft: true };
   } else {
     attempt = await permitAttempt(context, keys[0], shape.limit, Math.floor(Math.random() * shape.limit), value, ttl);
   }
@@ -53,6 +56,7 @@ export async function sharedAcquireRound(
     start,
     slot: attempt.slot,
     heldLimit: attempt.heldLimit,
+    roomLeft: attempt.roomLeft,
     cleanUp: attempt.cleanUp,
   };
   if (!attempt.won) return { ...base, outcome: 'votes' };
@@ -112,14 +116,15 @@ export async function permitAttempt(
       ctx.trusts,
     );
     const won = await round.decided;
-    if (won) return { round, won, slot, cleanUp };
     const replies = round.replies.filter((r): r is unknown[] => Array.isArray(r));
-    const mismatch = replies.find((r) => r[0] === -1);
-    if (mismatch) return { round, won, slot, heldLimit: Number(mismatch[1]), cleanUp };
     const free = new Array<number>(limit).fill(0);
     for (const r of replies) {
       if (typeof r[1] === 'string') for (let i = 0; i < limit; i++) if (r[1][i] === '1') free[i]++;
     }
+    // Wake the next waiter only if it may get a slot: waking it for nothing would spend its retries.
+    if (won) return { round, won, slot, cleanUp, roomLeft: free.some((n, i) => i !== slot && n >= ctx.quorum) };
+    const mismatch = replies.find((r) => r[0] === -1);
+    if (mismatch) return { round, won, slot, heldLimit: Number(mismatch[1]), cleanUp };
     let next = -1;
     for (let i = 0; i < limit; i++)
       if (!tried.includes(i) && free[i] >= ctx.quorum && (next < 0 || free[i] > free[next])) next = i;

@@ -15,6 +15,15 @@ import { RedlockService } from '../redlock.service.js';
  */
 export type LeaderOnlyOptions = Omit<LeadOptions, 'signal'>;
 
+/**
+ * What `@LeaderOnly` decorates: a method returning a Promise (elsewhere than on the leader it resolves
+ * to `undefined`, so a synchronous method would change its type).
+ *
+ * @example
+ * const run: LeaderOnlyMethod = async () => undefined;
+ */
+export type LeaderOnlyMethod = (...args: never[]) => Promise<unknown>;
+
 /** The hidden property through which `RedlockService` is injected into classes with `@LeaderOnly` methods. */
 const REDLOCK_SERVICE = Symbol('RedlockService (LeaderOnly)');
 
@@ -28,7 +37,11 @@ const campaigns = new WeakMap<RedlockService, Map<string, Leadership>>();
  * The campaign of `service` for `resource`, started on first need. Undefined once the service has
  * closed (the application is shutting down): nothing leads then. @internal
  */
-export function campaignFor(service: RedlockService, resource: string, options: LeaderOnlyOptions | undefined): Leadership | undefined {
+export function campaignFor(
+  service: RedlockService,
+  resource: string,
+  options: LeaderOnlyOptions | undefined,
+): Leadership | undefined {
   let byResource = campaigns.get(service);
   if (!byResource) campaigns.set(service, (byResource = new Map()));
   const existing = byResource.get(resource);
@@ -48,7 +61,11 @@ export function campaignFor(service: RedlockService, resource: string, options: 
 /** The `@LeaderOnly` resources declared by `instance`'s class and its ancestors. @internal */
 export function leaderOnlyResourcesOf(instance: object): Map<string, LeaderOnlyOptions> {
   const found = new Map<string, LeaderOnlyOptions>();
-  for (let proto = Object.getPrototypeOf(instance) as object | null; proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto) as object | null) {
+  for (
+    let proto = Object.getPrototypeOf(instance) as object | null;
+    proto && proto !== Object.prototype;
+    proto = Object.getPrototypeOf(proto) as object | null
+  ) {
     for (const [resource, options] of declared.get(proto) ?? []) if (!found.has(resource)) found.set(resource, options);
   }
   return found;
@@ -76,18 +93,36 @@ export function leaderOnlyResourcesOf(instance: object): Map<string, LeaderOnlyO
  * }
  * @publicApi
  */
-export function LeaderOnly(resource: string, options?: LeaderOnlyOptions): MethodDecorator {
+export function LeaderOnly(
+  resource: string,
+  options?: LeaderOnlyOptions,
+): <T extends LeaderOnlyMethod>(
+  target: object,
+  propertyKey: string | symbol,
+  descriptor: TypedPropertyDescriptor<T>,
+) => TypedPropertyDescriptor<T> {
   if (typeof resource !== 'string' || resource.length === 0) {
-    throw new LockKeyError(`@LeaderOnly: \`resource\` must be a non-empty string; got ${resource === '' ? 'an empty string' : typeof resource}.`);
+    throw new LockKeyError(
+      `@LeaderOnly: \`resource\` must be a non-empty string; got ${resource === '' ? 'an empty string' : typeof resource}.`,
+    );
   }
   if (options?.ttl !== undefined) checkTtl(options.ttl);
   checkCallOptions({ fencing: options?.fencing });
   // Refuse malformed retry settings now; how they combine with the module's options is checked at campaign start.
   resolveRetryOptions(
-    { retryCount: 0, retryDelay: options?.retryDelay ?? Number.MAX_SAFE_INTEGER, retryJitter: 0, acquireTimeout: undefined },
+    {
+      retryCount: 0,
+      retryDelay: options?.retryDelay ?? Number.MAX_SAFE_INTEGER,
+      retryJitter: 0,
+      acquireTimeout: undefined,
+    },
     { retryDelay: options?.retryDelay, retryJitter: options?.retryJitter },
   );
-  return (target: object, propertyKey: string | symbol, descriptor: PropertyDescriptor) => {
+  return <T extends LeaderOnlyMethod>(
+    target: object,
+    propertyKey: string | symbol,
+    descriptor: TypedPropertyDescriptor<T>,
+  ): TypedPropertyDescriptor<T> => {
     const original: unknown = descriptor.value;
     const owner = typeof target === 'function' ? target.name : target.constructor.name;
     const where = `${owner}.${String(propertyKey)}`;
@@ -101,7 +136,10 @@ export function LeaderOnly(resource: string, options?: LeaderOnlyOptions): Metho
     }
     byResource.set(resource, { ...options });
 
-    const wrapper = async function (this: Record<symbol, RedlockService | undefined>, ...args: unknown[]): Promise<unknown> {
+    const wrapper = async function (
+      this: Record<symbol, RedlockService | undefined>,
+      ...args: unknown[]
+    ): Promise<unknown> {
       const service = this?.[REDLOCK_SERVICE];
       if (!service) {
         throw new RedlockError(
@@ -112,9 +150,10 @@ export function LeaderOnly(resource: string, options?: LeaderOnlyOptions): Metho
       return Reflect.apply(original, this, args);
     };
 
-    for (const key of Reflect.getOwnMetadataKeys(original)) Reflect.defineMetadata(key, Reflect.getOwnMetadata(key, original), wrapper);
+    for (const key of Reflect.getOwnMetadataKeys(original))
+      Reflect.defineMetadata(key, Reflect.getOwnMetadata(key, original), wrapper);
     Object.defineProperty(wrapper, 'name', { value: original.name, configurable: true });
-    descriptor.value = wrapper;
+    descriptor.value = wrapper as unknown as T;
     return descriptor;
   };
 }

@@ -39,7 +39,15 @@ export function lockedAsyncGenerator(
   };
 
   const start = (): void => {
-    hold(async () => {
+    // A refusal thrown by `hold` itself (no service, a bad key) settles the first step like any error.
+    const held = (body: () => Promise<IteratorResult<unknown>>): Promise<IteratorResult<unknown> | undefined> => {
+      try {
+        return hold(body);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    };
+    held(async () => {
       const source = create();
       for (;;) {
         const step = await nextStep();

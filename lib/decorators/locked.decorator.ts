@@ -1,5 +1,6 @@
-import { Inject, Logger } from '@nestjs/common';
-import { isObservable, throwError, type Observable } from 'rxjs';
+import { Inject } from '@nestjs/common';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { isObservable, Observable, throwError } from 'rxjs';
 import { compileLockKey, type LockKey } from '../core/key-template.js';
 import { resolveHoldOptions, type HoldOptions } from '../core/hold-options.js';
 import { checkCallOptions, checkTtl, resolveRetryOptions, type RetryOptions } from '../core/options.js';
@@ -29,8 +30,6 @@ export interface LockedOptions extends RetryOptions, LockModeOptions, HoldOption
 const REDLOCK_SERVICE = Symbol('RedlockService');
 
 const injected = new WeakSet<object>();
-
-const logger = new Logger('Locked');
 
 /**
  * The methods `@Locked` accepts: those declared to return a Promise, an Observable or an async
@@ -158,21 +157,14 @@ export function Locked(key: LockKey, ttlOrOptions?: number | LockedOptions): Loc
       }
       return { service, resources: resourcesOf(args) };
     };
-    const skipped = (resources: string[]): void =>
-      logger.debug(
-        `${where} skipped: ${resources.map((r) => JSON.stringify(r)).join(', ')} is held by another holder (onBusy: 'skip').`,
-      );
 
     let wrapper: (this: Record<symbol, RedlockService | undefined>, ...args: unknown[]) => unknown;
     if (shape === 'AsyncGeneratorFunction') {
       wrapper = function (...args) {
         return lockedAsyncGenerator(
-          async (body) => {
+          (body) => {
             const { service, resources } = prepare(this, args);
-            let ran = false;
-            const result = await service.using(resources, options.ttl, () => ((ran = true), body()), options);
-            if (!ran) skipped(resources);
-            return result;
+            return service.using(resources, options.ttl, body, options);
           },
           () => Reflect.apply(original, this, args) as AsyncGenerator<unknown, unknown, unknown>,
         );
@@ -195,24 +187,25 @@ export function Locked(key: LockKey, ttlOrOptions?: number | LockedOptions): Loc
         }
         return new Promise((resolve, reject) => {
           let handedOut = false;
-          let ran = false;
           // An Observable met at run time (returned, or resolved by an async method) keeps the lock while subscribed.
           const handOut = (result: unknown): unknown => {
             if (!isObservable(result)) return result;
             handedOut = true;
+            // Subscribed later by the caller: run the subscription in the lock's call chain all the same.
+            const inLock = AsyncLocalStorage.snapshot();
+            const source = new Observable<unknown>((subscriber) => inLock(() => result.subscribe(subscriber)));
             const relocked = lockedObservable(
               (body) => service.using(resources, options.ttl, body, options),
               () => result,
             );
             return new Promise<void>((done, fail) =>
-              resolve(heldObservable(result, done, fail, () => settled, relocked, options.ttl ?? service.options.ttl)),
+              resolve(heldObservable(source, done, fail, () => settled, relocked, options.ttl ?? service.options.ttl)),
             );
           };
           const settled: Promise<unknown> = service.using(
             resources,
             options.ttl,
             () => {
-              ran = true;
               const result = run();
               return isPromiseLike(result) ? Promise.resolve(result).then(handOut) : handOut(result);
             },
@@ -220,7 +213,6 @@ export function Locked(key: LockKey, ttlOrOptions?: number | LockedOptions): Loc
           );
           settled.then(
             (value) => {
-              if (!ran) skipped(resources);
               if (!handedOut) resolve(value);
             },
             (error: unknown) => handedOut || reject(error),

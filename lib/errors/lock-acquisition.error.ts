@@ -65,7 +65,13 @@ export class LockAcquisitionError extends RedlockError {
       'acquireTimeout' in budget
         ? `within \`acquireTimeout\` (${budget.acquireTimeout} ms)`
         : `after ${attempts} attempt${attempts === 1 ? '' : 's'} (\`retryCount\` ${budget.retryCount})`;
-    return new LockAcquisitionError(resources, attempts, outcomes, `Could not lock ${quote(resources)} ${within}: ${why}.`, reason);
+    return new LockAcquisitionError(
+      resources,
+      attempts,
+      outcomes,
+      `Could not lock ${quote(resources)} ${within}: ${why}.`,
+      reason,
+    );
   }
 
   /**

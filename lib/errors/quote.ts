@@ -12,7 +12,9 @@ const QUOTED_NAME_LENGTH = 80;
  * quote(Array.from({ length: 9 }, (_, i) => `r${i}`)); // '"r0", "r1", "r2", "r3", "r4" and 4 more'
  */
 export function quote(resources: readonly string[], max = QUOTED_RESOURCES): string {
-  const shown = resources.slice(0, max).map((r) => JSON.stringify(r.length > QUOTED_NAME_LENGTH ? `${r.slice(0, QUOTED_NAME_LENGTH)}…` : r));
+  const shown = resources
+    .slice(0, max)
+    .map((r) => JSON.stringify(r.length > QUOTED_NAME_LENGTH ? `${r.slice(0, QUOTED_NAME_LENGTH)}…` : r));
   const more = resources.length - shown.length;
   return more > 0 ? `${shown.join(', ')} and ${more} more` : shown.join(', ');
 }

@@ -217,4 +217,3 @@ function checkResources(resources: string | readonly string[]): string[] {
   }
   return [...new Set(list as string[])];
 }
-

@@ -39,5 +39,8 @@ export function buildChild(fixture: string): { entry: string; remove: () => void
     writeFileSync(target, outputText);
   }
   writeFileSync(join(out, 'package.json'), JSON.stringify({ type: 'module' }));
-  return { entry: join(out, fixture).replace(/\.ts$/, '.js'), remove: () => rmSync(out, { recursive: true, force: true }) };
+  return {
+    entry: join(out, fixture).replace(/\.ts$/, '.js'),
+    remove: () => rmSync(out, { recursive: true, force: true }),
+  };
 }

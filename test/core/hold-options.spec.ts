@@ -164,6 +164,7 @@ describe('maxHold (3 masters)', () => {
       () => 'resolved',
       (e: unknown) => e,
     );
+    while (!value) await sleep(5); // the method runs: the lock is held
 
     // Someone else gets the lock once renewal stopped and the keys lapsed, while the method still hangs.
     const next = await contender.acquire(resource, 1_000, {

@@ -30,7 +30,10 @@ class LeaderProcess {
   private resolveResigned: ((at: number) => void) | undefined;
 
   constructor(entry: string, config: ChildConfig) {
-    this.child = fork(entry, [JSON.stringify(config)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: [] });
+    this.child = fork(entry, [JSON.stringify(config)], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      execArgv: [],
+    });
     this.exited = once(this.child, 'exit');
     this.child.on('message', (message: FromChild) => {
       if (message.type === 'change') this.changes.push(message);
@@ -99,14 +102,26 @@ afterAll(async () => {
   oracle?.disconnect();
   await redis?.stop();
   child?.remove();
-  if (measured.length) console.log(`leadership takeover times (3 client processes, 3 masters, ttl ${TTL} ms, retryDelay ${RETRY_DELAY} ms):\n${measured.join('\n')}`);
+  if (measured.length)
+    console.log(
+      `leadership takeover times (3 client processes, 3 masters, ttl ${TTL} ms, retryDelay ${RETRY_DELAY} ms):\n${measured.join('\n')}`,
+    );
 });
 
 /** Starts three campaigning processes on a fresh resource and waits until one of them leads. */
 async function campaign(): Promise<{ resource: string; procs: LeaderProcess[]; leader: LeaderProcess }> {
   const resource = resourceName('lead-proc');
   const procs = ['a', 'b', 'c'].map(
-    (id) => new LeaderProcess(child.entry, { id, urls: redis.urls.slice(0, 3), oracle: redis.urls[3], resource, ttl: TTL, retryDelay: RETRY_DELAY, commandTimeout: COMMAND_TIMEOUT }),
+    (id) =>
+      new LeaderProcess(child.entry, {
+        id,
+        urls: redis.urls.slice(0, 3),
+        oracle: redis.urls[3],
+        resource,
+        ttl: TTL,
+        retryDelay: RETRY_DELAY,
+        commandTimeout: COMMAND_TIMEOUT,
+      }),
   );
   running.push(...procs);
   await Promise.all(procs.map((p) => p.ready()));
@@ -116,7 +131,11 @@ async function campaign(): Promise<{ resource: string; procs: LeaderProcess[]; l
 }
 
 /** Waits for a process other than `old` to lead; returns it and when it took over (its clock). */
-async function newLeader(procs: LeaderProcess[], old: LeaderProcess, timeoutMs: number): Promise<{ leader: LeaderProcess; at: number }> {
+async function newLeader(
+  procs: LeaderProcess[],
+  old: LeaderProcess,
+  timeoutMs: number,
+): Promise<{ leader: LeaderProcess; at: number }> {
   const others = procs.filter((p) => p !== old);
   expect(await waitFor(() => others.some((p) => p.leading), timeoutMs, 5)).toBe(true);
   const leader = others.find((p) => p.leading)!;

@@ -5,8 +5,24 @@
  * Child-process faults (SIGKILL, SIGSTOP of a leader) are in leadership-process.spec.ts.
  */
 import { describe, expect, it } from '@jest/globals';
-import { LockKeyError, LockLostError, RedlockConfigError, RedlockError, type Leadership, type Redlock } from '../../lib/index.js';
-import { abortOf, expectAbsentOnAll, now, resourceName, sleep, useMasters, valuesOn, waitFor, whilePaused } from './helpers.js';
+import {
+  LockKeyError,
+  LockLostError,
+  RedlockConfigError,
+  RedlockError,
+  type Leadership,
+} from '../../lib/index.js';
+import {
+  abortOf,
+  expectAbsentOnAll,
+  now,
+  resourceName,
+  sleep,
+  useMasters,
+  valuesOn,
+  waitFor,
+  whilePaused,
+} from './helpers.js';
 
 /** Resolves with the monotonic time at which `leadership` becomes leader (or rejects after `timeoutMs`). */
 async function leaderWithin(leadership: Leadership, timeoutMs: number): Promise<number> {
@@ -82,6 +98,8 @@ describe('leadership (3 masters)', () => {
     await a.close();
     expect(leader.resigned).toBe(true);
     expect(signal.aborted).toBe(true);
+    // Resigned by close() itself, before the held locks were marked lost by the shutdown.
+    expect((signal.reason as LockLostError).reason).toBe('resigned');
     const took = (await leaderWithin(standby, 5_000)) - closing;
     expect(took).toBeLessThan(5_000);
     console.log(`leadership takeover after close() (3 masters, in-process): ${took.toFixed(1)} ms`);

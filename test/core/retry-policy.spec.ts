@@ -20,7 +20,10 @@ describe('retry policy, derived defaults and error reasons (3 masters)', () => {
     const asked: number[] = [];
     try {
       const error = await rejectionOf(
-        redlock.acquire(resource, 1_000, { retryCount: 3, retryDelay: (attempt) => (asked.push(attempt), 5 * attempt) }),
+        redlock.acquire(resource, 1_000, {
+          retryCount: 3,
+          retryDelay: (attempt) => (asked.push(attempt), 5 * attempt),
+        }),
       );
       expect(error).toBeInstanceOf(LockAcquisitionError);
       expect((error as LockAcquisitionError).attempts).toBe(4);

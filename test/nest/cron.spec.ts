@@ -76,7 +76,9 @@ class RecordingLogger implements LoggerService {
   debug(): void {}
   verbose(): void {}
   error(message: unknown, ...rest: unknown[]): void {
-    this.errors.push([message, ...rest].map((m) => (m instanceof Error ? `${m.name}: ${m.message}` : String(m))).join(' '));
+    this.errors.push(
+      [message, ...rest].map((m) => (m instanceof Error ? `${m.name}: ${m.message}` : String(m))).join(' '),
+    );
   }
 }
 
@@ -147,20 +149,32 @@ function expectOncePerFire(perFire: Map<number, Run[]>, instances: number): void
 
 describe('@Cron under @Locked({ onBusy: "skip", minHold })', () => {
   it('two instances: each fire runs exactly once over ten fires, and the scheduler logs no error', async () => {
-    const { perFire, errors } = await runFires([0, 1].map((i) => () => startInstance(i, EverySecondJob)), 'every-second', 10);
+    const { perFire, errors } = await runFires(
+      [0, 1].map((i) => () => startInstance(i, EverySecondJob)),
+      'every-second',
+      10,
+    );
     expectOncePerFire(perFire, 2);
     expect(errors).toEqual([]);
   }, 40_000);
 
   it('three instances: each fire runs exactly once over ten fires, and the scheduler logs no error', async () => {
-    const { perFire, errors } = await runFires([0, 1, 2].map((i) => () => startInstance(i, EverySecondJob)), 'every-second', 10);
+    const { perFire, errors } = await runFires(
+      [0, 1, 2].map((i) => () => startInstance(i, EverySecondJob)),
+      'every-second',
+      10,
+    );
     expectOncePerFire(perFire, 3);
     expect(errors).toEqual([]);
   }, 40_000);
 
   it(`one instance firing ${SKEW} ms late: still exactly once per fire (minHold ${MIN_HOLD} ms covers the skew)`, async () => {
     const { perFire, errors } = await runFires(
-      [() => startInstance(0, SkewedJob, 0), () => startInstance(1, SkewedJob, SKEW), () => startInstance(2, SkewedJob, SKEW / 2)],
+      [
+        () => startInstance(0, SkewedJob, 0),
+        () => startInstance(1, SkewedJob, SKEW),
+        () => startInstance(2, SkewedJob, SKEW / 2),
+      ],
       'skewed',
       10,
     );

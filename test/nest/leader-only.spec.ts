@@ -23,7 +23,7 @@ class LeaderJob {
   }
 
   @LeaderOnly(RESOURCE)
-  also(): string {
+  async also(): Promise<string> {
     return 'also';
   }
 }
@@ -31,7 +31,7 @@ class LeaderJob {
 /** Not provided by any module, so never injected. */
 class NotDiscovered {
   @LeaderOnly('leader-only:lazy')
-  run(): string {
+  async run(): Promise<string> {
     return 'ran';
   }
 }

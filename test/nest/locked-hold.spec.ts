@@ -102,9 +102,9 @@ describe("@Locked(…, { onBusy: 'skip' })", () => {
     expect(result).toBeUndefined();
     expect(jobs.runs).toBe(0);
     expect(logger.lines.filter((l) => l.level === 'error' || l.level === 'warn')).toEqual([]);
-    expect(logger.lines.some((l) => l.level === 'debug' && /JobsService\.skipWhenBusy skipped/.test(l.message))).toBe(
-      true,
-    );
+    expect(
+      logger.lines.some((l) => l.level === 'debug' && /Skipped "job:j-1": held by another holder/.test(l.message)),
+    ).toBe(true);
     await holder.release();
     await expect(jobs.skipWhenBusy('j-1')).resolves.toBe('ran j-1');
     expect(jobs.runs).toBe(1);

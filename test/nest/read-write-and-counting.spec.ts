@@ -27,6 +27,7 @@ class CatalogService {
 
   @Locked('catalog:#shop', { retryCount: Infinity, acquireTimeout: 20_000 })
   async reindex(shop: string): Promise<void> {
+    void shop; // named for the key template
     live.writers++;
     if (live.writers > 1 || live.readers > 0) live.violations++;
     await delay(20);
@@ -40,6 +41,7 @@ class CatalogService {
 
   @Locked('export:#tenant', { limit: 2, retryCount: Infinity, acquireTimeout: 20_000 })
   async export(tenant: string): Promise<number> {
+    void tenant; // named for the key template
     live.exports++;
     live.mostExports = Math.max(live.mostExports, live.exports);
     await delay(30);
@@ -49,6 +51,7 @@ class CatalogService {
 
   @Locked('export:#tenant', { limit: 3, retryCount: 0 })
   async exportWithOtherLimit(tenant: string): Promise<void> {
+    void tenant; // named for the key template
     await delay(1);
   }
 }
@@ -100,7 +103,8 @@ describe('@Locked with `mode` and `limit` (two applications, 3 masters)', () => 
   });
 
   it('refuses a bad `mode` or `limit` at decoration time, naming the option', () => {
-    const decorate = (options: object) => () => Locked('x', options as never)({}, 'm', { value: async () => undefined });
+    const decorate = (options: object) => () =>
+      Locked('x', options as never)({}, 'm', { value: async () => undefined });
     expect(decorate({ mode: 'shared' })).toThrow(expect.objectContaining({ option: 'mode' }));
     expect(decorate({ limit: 0 })).toThrow(expect.objectContaining({ option: 'limit' }));
     expect(decorate({ limit: 2, mode: 'read' })).toThrow(expect.objectContaining({ option: 'mode' }));

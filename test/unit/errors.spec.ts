@@ -48,13 +48,25 @@ describe('errors own their messages and carry a reason', () => {
       { master: 'b:1', status: 'granted' as const },
       { master: 'c:1', status: 'timeout' as const },
     ];
-    const votes = LockAcquisitionError.of({ resources: many, attempts: 3, outcomes, reason: 'votes', budget: { retryCount: 2 } });
+    const votes = LockAcquisitionError.of({
+      resources: many,
+      attempts: 3,
+      outcomes,
+      reason: 'votes',
+      budget: { retryCount: 2 },
+    });
     expect(votes.reason).toBe('votes');
     expect(votes.message).toContain('after 3 attempts (`retryCount` 2)');
     expect(votes.message).toContain('and 9995 more');
     expect(votes.message.length).toBeLessThan(400);
     expect(votes.busy).toBe(true);
-    const late = LockAcquisitionError.of({ resources: ['a'], attempts: 1, outcomes, reason: 'too-late', budget: { acquireTimeout: 50 } });
+    const late = LockAcquisitionError.of({
+      resources: ['a'],
+      attempts: 1,
+      outcomes,
+      reason: 'too-late',
+      budget: { acquireTimeout: 50 },
+    });
     expect(late.reason).toBe('too-late');
     expect(late.message).toContain('within `acquireTimeout` (50 ms)');
     expect(late.message).toContain('too late');

@@ -25,7 +25,10 @@ describe('the README option table', () => {
     expect([...rows.keys()].filter((name) => !MODULE_ONLY.includes(name))).toEqual(Object.keys(REDLOCK_OPTIONS));
   });
 
-  it.each(Object.entries(REDLOCK_OPTIONS))('shows `%s` with the default and meaning declared in REDLOCK_OPTIONS', (name, spec) => {
-    expect(rows.get(name)).toEqual({ shown: spec.shown, doc: spec.doc });
-  });
+  it.each(Object.entries(REDLOCK_OPTIONS))(
+    'shows `%s` with the default and meaning declared in REDLOCK_OPTIONS',
+    (name, spec) => {
+      expect(rows.get(name)).toEqual({ shown: spec.shown, doc: spec.doc });
+    },
+  );
 });

@@ -1,0 +1,363 @@
+import { parseArgs } from 'node:util';
+import { Redis } from 'ioredis';
+import { driftOf } from '../core/clock.js';
+import { inspectResource, type LockInspection } from '../core/inspect.js';
+import type { Master } from '../core/master.js';
+import { REDLOCK_DEFAULTS } from '../core/options.js';
+import { quorumOf } from '../core/votes.js';
+
+const USAGE = `Usage:
+  nestjs-quorum-lock inspect --nodes redis://a:6379,redis://b:6379,redis://c:6379 [--prefix lock:] [--fencing-prefix fence:] [--json] [--limit 1000] [pattern]
+  nestjs-quorum-lock masters --nodes redis://a:6379,redis://b:6379,redis://c:6379 [--ttl 10000] [--json]
+
+inspect  lists the locks held under the prefix (SCAN, never KEYS): per-master agreement, the
+         conservative time left, fencing counters. pattern is a glob on the resource (default *).
+masters  shows each master: reachable, role, uptime, whether the restart guard would count it for
+         locks up to --ttl ms, and its maxmemory-policy (anything but noeviction can drop a lock).
+Read-only: nothing is written. Passwords in URLs are never printed.`;
+
+/** A node given on the command line: its printable label and a client. */
+interface Node {
+  readonly label: string;
+  readonly client: Redis;
+  /** Secrets to scrub from anything printed. */
+  readonly secrets: readonly string[];
+  /** The last connection error (ioredis reports a refused connection as "Connection is closed"). */
+  lastError: Error | undefined;
+}
+
+function openNode(url: string, timeout: number): Node {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new UsageError(`--nodes: not a redis:// URL: ${redactUrl(url)}`);
+  }
+  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:')
+    throw new UsageError(`--nodes: not a redis:// URL: ${redactUrl(url)}`);
+  const label = `${parsed.hostname || '127.0.0.1'}:${parsed.port || 6379}`;
+  const secrets = [parsed.password, decodeURIComponent(parsed.password)].filter((s) => s.length > 0);
+  const client = new Redis(url, {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    connectTimeout: timeout,
+    commandTimeout: timeout,
+    retryStrategy: () => null,
+  });
+  const node = { label, client, secrets, lastError: undefined as Error | undefined };
+  client.on('error', (e: Error) => (node.lastError = e));
+  return node;
+}
+
+/** `redis://user:secret@host` → `redis://user:***@host`, for URLs in error messages. */
+function redactUrl(text: string): string {
+  return text.replace(/(\w+:\/\/[^:@/\s]*:)[^@/\s]+@/g, '$1***@');
+}
+
+class UsageError extends Error {}
+
+function scrub(text: string, nodes: readonly Node[]): string {
+  let out = redactUrl(text);
+  for (const n of nodes) for (const s of n.secrets) out = out.split(s).join('***');
+  return out;
+}
+
+async function connectAll(nodes: readonly Node[]): Promise<(Error | undefined)[]> {
+  return Promise.all(
+    nodes.map((n) =>
+      n.client.connect().then(
+        () => undefined,
+        (e: unknown) => n.lastError ?? (e instanceof Error ? e : new Error(String(e))),
+      ),
+    ),
+  );
+}
+
+/** Every key matching `match` on one master, by SCAN (never KEYS), up to `limit`. */
+async function scanKeys(client: Redis, match: string, limit: number): Promise<string[]> {
+  const found: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, keys] = await client.scan(cursor, 'MATCH', match, 'COUNT', 1000, 'TYPE', 'string');
+    found.push(...keys);
+    cursor = next;
+  } while (cursor !== '0' && found.length < limit);
+  return found.slice(0, limit);
+}
+
+function table(rows: string[][]): string {
+  const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
+  return (
+    rows
+      .map((r) =>
+        r
+          .map((cell, c) => (c === r.length - 1 ? cell : cell.padEnd(widths[c])))
+          .join('  ')
+          .trimEnd(),
+      )
+      .join('\n') + '\n'
+  );
+}
+
+const short = (value: string | null): string =>
+  value === null ? '-' : value.length > 8 ? `${value.slice(0, 8)}…` : value;
+
+function formatMs(ms: number): string {
+  if (ms < 1_000) return `${Math.round(ms)} ms`;
+  if (ms < 120_000) return `${(ms / 1_000).toFixed(1)} s`;
+  if (ms < 7_200_000) return `${Math.round(ms / 60_000)} min`;
+  if (ms < 172_800_000) return `${Math.round(ms / 3_600_000)} h`;
+  return `${Math.round(ms / 86_400_000)} d`;
+}
+
+interface Output {
+  write(text: string): unknown;
+}
+
+/** Runs the CLI; resolves to the exit code (0 ok, 1 below a quorum of reachable masters, 2 usage). */
+export async function runCli(argv: readonly string[], out: Output, err: Output = process.stderr): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      options: {
+        nodes: { type: 'string' },
+        prefix: { type: 'string', default: REDLOCK_DEFAULTS.keyPrefix },
+        'fencing-prefix': { type: 'string', default: REDLOCK_DEFAULTS.fencingPrefix },
+        ttl: { type: 'string', default: String(REDLOCK_DEFAULTS.ttl) },
+        limit: { type: 'string', default: '1000' },
+        timeout: { type: 'string', default: '2000' },
+        json: { type: 'boolean', default: false },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    });
+  } catch (e) {
+    err.write(`${redactUrl((e as Error).message)}\n\n${USAGE}\n`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  const [command, pattern = '*', ...extra] = positionals;
+  if (values.help || command === undefined || command === 'help') {
+    (values.help || command === 'help' ? out : err).write(`${USAGE}\n`);
+    return values.help || command === 'help' ? 0 : 2;
+  }
+  const number = (name: 'ttl' | 'limit' | 'timeout'): number => {
+    const n = Number(values[name]);
+    if (!Number.isSafeInteger(n) || n <= 0)
+      throw new UsageError(`--${name} must be a whole number > 0; got ${values[name]}`);
+    return n;
+  };
+  let nodes: Node[] = [];
+  try {
+    if (command !== 'inspect' && command !== 'masters')
+      throw new UsageError(`unknown command ${JSON.stringify(command)}`);
+    if (extra.length > 0 || (command === 'masters' && positionals.length > 1))
+      throw new UsageError(`unexpected argument ${JSON.stringify(positionals.at(-1))}`);
+    if (!values.nodes) throw new UsageError('--nodes is required: the masters, comma-separated redis:// URLs');
+    const timeout = number('timeout');
+    nodes = values.nodes
+      .split(',')
+      .filter(Boolean)
+      .map((url) => openNode(url.trim(), timeout));
+    const errors = await connectAll(nodes);
+    const quorum = quorumOf(nodes.length);
+    const reachable = errors.filter((e) => e === undefined).length;
+    if (command === 'masters') await masters(nodes, errors, number('ttl'), values.json, out);
+    else
+      await inspect(
+        nodes,
+        errors,
+        values.prefix,
+        values['fencing-prefix'],
+        pattern,
+        number('limit'),
+        timeout,
+        values.json,
+        out,
+      );
+    return reachable >= quorum ? 0 : 1;
+  } catch (e) {
+    if (e instanceof UsageError) {
+      err.write(`nestjs-quorum-lock: ${scrub(e.message, nodes)}\n\n${USAGE}\n`);
+      return 2;
+    }
+    throw new Error(scrub(e instanceof Error ? e.message : String(e), nodes));
+  } finally {
+    for (const n of nodes) n.client.disconnect();
+  }
+}
+
+async function inspect(
+  nodes: readonly Node[],
+  errors: readonly (Error | undefined)[],
+  prefix: string,
+  fencingPrefix: string,
+  pattern: string,
+  limit: number,
+  timeout: number,
+  json: boolean,
+  out: Output,
+): Promise<void> {
+  const quorum = quorumOf(nodes.length);
+  const keys = new Set<string>();
+  const scanErrors: (string | undefined)[] = await Promise.all(
+    nodes.map(async (n, i) => {
+      if (errors[i]) return scrub(errors[i].message, nodes);
+      try {
+        for (const key of await scanKeys(n.client, prefix + pattern, limit)) keys.add(key);
+        return undefined;
+      } catch (e) {
+        return scrub((e as Error).message, nodes);
+      }
+    }),
+  );
+  const masters = nodes.map((n) => ({ label: n.label, client: n.client }) as unknown as Master);
+  const resources = [...keys]
+    .sort()
+    .slice(0, limit)
+    .map((k) => k.slice(prefix.length));
+  const views: LockInspection[] = [];
+  for (const resource of resources) {
+    views.push(
+      await inspectResource(
+        masters,
+        quorum,
+        timeout,
+        REDLOCK_DEFAULTS.driftFactor,
+        resource,
+        prefix + resource,
+        fencingPrefix + resource,
+        false,
+      ),
+    );
+  }
+  if (json) {
+    const report = {
+      nodes: nodes.map((n, i) => ({ master: n.label, ...(scanErrors[i] ? { error: scanErrors[i] } : {}) })),
+      quorum,
+      prefix,
+      pattern,
+      locks: views.map((v) => ({
+        ...v,
+        masters: v.masters.map((m) => ({ ...m, ...(m.error ? { error: scrub(m.error.message, nodes) } : {}) })),
+      })),
+    };
+    out.write(`${JSON.stringify(report, null, 2)}\n`);
+    return;
+  }
+  const header = `${nodes.length} masters (quorum ${quorum}): ${nodes.map((n, i) => `${n.label}${scanErrors[i] ? ` [${scanErrors[i]}]` : ''}`).join(', ')}\n`;
+  if (views.length === 0) {
+    out.write(`${header}No locks held under ${JSON.stringify(prefix + pattern)}.\n`);
+    return;
+  }
+  const rows = [['RESOURCE', 'STATE', 'AGREE', 'VALID FOR', 'FENCE', 'HOLDER', ...nodes.map((n) => n.label)]];
+  for (const v of views) {
+    const state = v.held
+      ? 'held'
+      : v.agreeing > 0 && v.masters.some((m) => m.holder !== null && m.holder !== v.holder)
+        ? 'split'
+        : 'minority';
+    rows.push([
+      v.resource,
+      state,
+      `${v.agreeing}/${nodes.length}`,
+      v.held ? formatMs(v.validity) : '-',
+      v.fencingCounter === undefined ? '-' : String(v.fencingCounter),
+      short(v.holder),
+      ...v.masters.map((m) =>
+        m.error
+          ? 'error'
+          : m.holder === null
+            ? '-'
+            : `${m.holder === v.holder ? '' : `${short(m.holder)} `}${formatMs(m.pttl ?? 0)}`,
+      ),
+    ]);
+  }
+  out.write(header + table(rows));
+}
+
+interface MasterReport {
+  master: string;
+  reachable: boolean;
+  error?: string;
+  role?: string;
+  version?: string;
+  runId?: string;
+  uptimeSeconds?: number;
+  restartGuard?: { trusted: boolean; distrustedForMs: number; forTtl: number };
+  maxmemoryPolicy?: string;
+  evicting?: boolean;
+}
+
+const field = (info: string, name: string): string | undefined =>
+  new RegExp(`^${name}:(.*)$`, 'm').exec(info)?.[1]?.trim();
+
+async function masters(
+  nodes: readonly Node[],
+  errors: readonly (Error | undefined)[],
+  ttl: number,
+  json: boolean,
+  out: Output,
+): Promise<void> {
+  const guard = ttl + driftOf(ttl, REDLOCK_DEFAULTS.driftFactor);
+  const reports: MasterReport[] = await Promise.all(
+    nodes.map(async (n, i): Promise<MasterReport> => {
+      if (errors[i]) return { master: n.label, reachable: false, error: scrub(errors[i].message, nodes) };
+      try {
+        const [server, replication, memory] = await Promise.all([
+          n.client.info('server'),
+          n.client.info('replication'),
+          n.client.info('memory'),
+        ]);
+        const uptimeSeconds = Number(field(server, 'uptime_in_seconds') ?? 0);
+        // as the library counts it: Redis's uptime can overstate by almost a second
+        const uptimeMs = Math.max(0, uptimeSeconds - 1) * 1_000;
+        const maxmemoryPolicy = field(memory, 'maxmemory_policy');
+        return {
+          master: n.label,
+          reachable: true,
+          role: field(replication, 'role'),
+          version: field(server, 'redis_version'),
+          runId: field(server, 'run_id'),
+          uptimeSeconds,
+          restartGuard: {
+            trusted: uptimeMs >= guard,
+            distrustedForMs: Math.max(0, Math.ceil(guard - uptimeMs)),
+            forTtl: ttl,
+          },
+          ...(maxmemoryPolicy === undefined ? {} : { maxmemoryPolicy, evicting: maxmemoryPolicy !== 'noeviction' }),
+        };
+      } catch (e) {
+        return { master: n.label, reachable: false, error: scrub((e as Error).message, nodes) };
+      }
+    }),
+  );
+  if (json) {
+    out.write(`${JSON.stringify({ quorum: quorumOf(nodes.length), masters: reports }, null, 2)}\n`);
+    return;
+  }
+  const rows = [['MASTER', 'STATUS', 'ROLE', 'VERSION', 'UPTIME', `RESTART GUARD (ttl ${ttl} ms)`, 'MAXMEMORY-POLICY']];
+  for (const r of reports) {
+    rows.push([
+      r.master,
+      r.reachable ? 'up' : `down (${r.error})`,
+      r.role ?? '-',
+      r.version ?? '-',
+      r.uptimeSeconds === undefined ? '-' : formatMs(r.uptimeSeconds * 1_000),
+      !r.restartGuard
+        ? '-'
+        : r.restartGuard.trusted
+          ? 'trusted'
+          : `distrusted for ${formatMs(r.restartGuard.distrustedForMs)}`,
+      r.maxmemoryPolicy === undefined
+        ? '-'
+        : r.evicting
+          ? `${r.maxmemoryPolicy} (can evict locks: set noeviction)`
+          : r.maxmemoryPolicy,
+    ]);
+  }
+  const up = reports.filter((r) => r.reachable).length;
+  out.write(table(rows) + `${up} of ${nodes.length} reachable; a lock needs ${quorumOf(nodes.length)}.\n`);
+}

@@ -1,0 +1,16 @@
+#!/usr/bin/env node
+/**
+ * `npx nestjs-quorum-lock inspect|masters --nodes redis://a,redis://b,redis://c`: the lock masters as
+ * an operator sees them, read-only (SCAN, GET, PTTL, INFO; never KEYS, never a write).
+ */
+import { runCli } from './commands.js';
+
+runCli(process.argv.slice(2), process.stdout).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(`nestjs-quorum-lock: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,2 @@
+export { RedlockHealthIndicator } from './redlock-health.indicator.js';
+export type { MasterHealth } from './master-health.js';

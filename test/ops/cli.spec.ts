@@ -1,0 +1,167 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { execFile } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { Redis } from 'ioredis';
+import { resourceName, useMasters } from '../core/helpers.js';
+import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.js';
+
+const run = promisify(execFile);
+const root = process.cwd();
+// Inside the repository, so that the build finds package.json ("type": "module") and node_modules.
+const out = join(root, `.cli-build-${process.pid}`);
+const bin = join(out, 'cli', 'main.js');
+
+/** Spawns the built bin; resolves to its exit code and output (never rejects on a non-zero exit). */
+async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [bin, ...args], { timeout: 20_000 });
+    return { code: 0, stdout, stderr };
+  } catch (e) {
+    const f = e as { code: number; stdout: string; stderr: string };
+    return { code: f.code, stdout: f.stdout, stderr: f.stderr };
+  }
+}
+
+beforeAll(async () => {
+  // The package's build of lib/, as `npm run build` makes it (ESM half), into a private directory.
+  await run(
+    process.execPath,
+    [
+      join(root, 'node_modules/typescript/bin/tsc'),
+      '-p',
+      'tsconfig.build.json',
+      '--outDir',
+      out,
+      '--declaration',
+      'false',
+      '--sourceMap',
+      'false',
+    ],
+    { cwd: root },
+  );
+}, 120_000);
+afterAll(() => rmSync(out, { recursive: true, force: true }));
+
+describe('the nestjs-quorum-lock command-line inspector (built bin, real masters)', () => {
+  const set = useMasters(3);
+  let secured: RedisMasters;
+
+  beforeAll(async () => {
+    secured = await startRedisMasters(1);
+    const admin = new Redis(secured.urls[0]);
+    await admin.config('SET', 'requirepass', 's3cr3t-pw');
+    admin.disconnect();
+  });
+  afterAll(() => secured?.stop());
+
+  it('inspect: lists held locks with agreement, time left and fencing counters, as a table and as JSON', async () => {
+    const redlock = await set.redlock({ fencing: true });
+    const order = resourceName('order');
+    const lock = await redlock.acquire(order, 30_000);
+    const other = resourceName('invoice');
+    await set.clients[0].set(`lock:${other}`, 'stray-holder', 'PX', 30_000); // a minority key
+    try {
+      const nodes = set.urls.join(',');
+      const table = await cli('inspect', '--nodes', nodes);
+      expect(table.code).toBe(0);
+      const line = table.stdout.split('\n').find((l) => l.startsWith(order))!;
+      expect(line).toMatch(/\bheld\s+3\/3\s+\d+(\.\d)? s\s+1\s+/);
+      expect(table.stdout.split('\n').find((l) => l.startsWith(other))).toMatch(/\bminority\s+1\/3\s+-/);
+      expect(table.stdout).not.toContain(lock.value); // the table abbreviates holder values
+
+      const json = await cli('inspect', '--nodes', nodes, '--json', 'order:*');
+      const report = JSON.parse(json.stdout) as {
+        quorum: number;
+        locks: {
+          resource: string;
+          held: boolean;
+          agreeing: number;
+          validity: number;
+          fencingCounter?: number;
+          masters: { pttl: number }[];
+        }[];
+      };
+      expect(report.quorum).toBe(2);
+      const found = report.locks.find((l) => l.resource === order)!;
+      expect(found).toMatchObject({ held: true, agreeing: 3, fencingCounter: lock.fencingToken });
+      expect(found.validity).toBeGreaterThan(20_000);
+      expect(found.validity).toBeLessThanOrEqual(30_000);
+      expect(report.locks.some((l) => l.resource === other)).toBe(false); // filtered by the pattern
+    } finally {
+      await lock.release();
+      await set.clients[0].del(`lock:${other}`);
+    }
+  });
+
+  it('inspect: uses SCAN, never KEYS, and writes nothing', async () => {
+    const monitor = new Redis(set.urls[0]);
+    const seen: string[] = [];
+    const m = await monitor.monitor();
+    m.on('monitor', (_t: string, args: string[]) => seen.push(String(args[0]).toLowerCase()));
+    try {
+      await cli('inspect', '--nodes', set.urls.join(','));
+      await new Promise((r) => setTimeout(r, 100));
+    } finally {
+      m.disconnect();
+      monitor.disconnect();
+    }
+    expect(seen).toContain('scan');
+    expect(seen).not.toContain('keys');
+    for (const write of ['set', 'del', 'pexpire', 'eval', 'evalsha', 'expire']) expect(seen).not.toContain(write);
+  });
+
+  it('masters: uptime, restart-guard state and maxmemory-policy; a master that is down; exit code 1 below a quorum', async () => {
+    await set.clients[1].config('SET', 'maxmemory-policy', 'allkeys-lru');
+    try {
+      const res = await cli('masters', '--nodes', `${set.urls.join(',')}`, '--ttl', '600000');
+      expect(res.code).toBe(0);
+      const rows = res.stdout.split('\n');
+      const row = (url: string) => rows.find((l) => l.startsWith(url.replace('redis://', '')))!;
+      expect(row(set.urls[0])).toMatch(
+        /\bup\s+master\s+\S+\s+\d+(\.\d)? (ms|s)\s+distrusted for \d+ min\s+noeviction$/,
+      );
+      expect(row(set.urls[1])).toMatch(/allkeys-lru \(can evict locks: set noeviction\)$/);
+      const json = JSON.parse((await cli('masters', '--nodes', set.urls.join(','), '--ttl', '1', '--json')).stdout) as {
+        masters: { restartGuard: { trusted: boolean }; maxmemoryPolicy: string; uptimeSeconds: number }[];
+      };
+      expect(json.masters[0].maxmemoryPolicy).toBe('noeviction');
+      expect(typeof json.masters[0].uptimeSeconds).toBe('number');
+
+      const down = await cli('masters', '--nodes', `${set.urls[0]},redis://127.0.0.1:1,redis://127.0.0.1:2`);
+      expect(down.code).toBe(1);
+      expect(down.stdout).toMatch(/127\.0\.0\.1:1\s+down \(/);
+      expect(down.stdout).toContain('1 of 3 reachable; a lock needs 2.');
+    } finally {
+      await set.clients[1].config('SET', 'maxmemory-policy', 'noeviction');
+    }
+  });
+
+  it('never prints a password from a URL, in output or in errors', async () => {
+    const port = new URL(secured.urls[0]).port;
+    const good = `redis://:s3cr3t-pw@127.0.0.1:${port}`;
+    const bad = `redis://:wr0ng-pw@127.0.0.1:${port}`;
+    for (const args of [
+      ['masters', '--nodes', `${good},${bad}`],
+      ['masters', '--nodes', `${good},${bad}`, '--json'],
+      ['inspect', '--nodes', `${good},${bad}`],
+      ['inspect', '--nodes', `${good},${bad}`, '--json'],
+      ['inspect', '--nodes', 'http://:s3cr3t-pw@x'],
+    ]) {
+      const res = await cli(...args);
+      const all = res.stdout + res.stderr;
+      expect(all).not.toContain('s3cr3t-pw');
+      expect(all).not.toContain('wr0ng-pw');
+    }
+    const ok = await cli('masters', '--nodes', good);
+    expect(ok.stdout).toMatch(new RegExp(`127\\.0\\.0\\.1:${port}\\s+up`));
+  });
+
+  it('refuses bad usage with exit code 2 and the usage text', async () => {
+    const res = await cli('inspect');
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain('--nodes is required');
+    expect((await cli('frobnicate', '--nodes', set.urls[0])).stderr).toContain('unknown command');
+  });
+});

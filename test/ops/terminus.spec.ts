@@ -1,0 +1,134 @@
+import 'reflect-metadata';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Controller, Get, type INestApplication } from '@nestjs/common';
+import { HealthCheck, HealthCheckService, TerminusModule } from '@nestjs/terminus';
+import { Test } from '@nestjs/testing';
+import { RedlockModule } from '../../lib/index.js';
+import { RedlockHealthIndicator } from '../../lib/terminus/index.js';
+import { sleep } from '../core/helpers.js';
+import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.js';
+
+@Controller('health')
+class HealthController {
+  constructor(
+    private readonly health: HealthCheckService,
+    private readonly redlock: RedlockHealthIndicator,
+  ) {}
+
+  @Get()
+  @HealthCheck()
+  check() {
+    return this.health.check([() => this.redlock.isHealthy('locks')]);
+  }
+}
+
+interface Report {
+  status: string;
+  details: {
+    locks: {
+      status: string;
+      quorum: number;
+      trusted: number;
+      total: number;
+      message?: string;
+      masters: Record<string, unknown>[];
+    };
+  };
+}
+
+describe('RedlockHealthIndicator with real Terminus, real masters', () => {
+  let redis: RedisMasters;
+  let app: INestApplication;
+  let url: string;
+  const TTL = 1_000;
+
+  const get = async (): Promise<{ code: number; body: Report }> => {
+    const res = await fetch(`${url}/health`);
+    const body = (await res.json()) as Report & { info?: Report['details']; error?: Report['details'] };
+    return { code: res.status, body };
+  };
+
+  beforeAll(async () => {
+    redis = await startRedisMasters(3);
+    // the restart guard counts a master once its uptime passes the largest TTL plus drift
+    await sleep(TTL + 1_200 + 100);
+    const ref = await Test.createTestingModule({
+      imports: [
+        TerminusModule,
+        RedlockModule.forRoot({ nodes: redis.urls, ttl: TTL, connectTimeout: 500, commandTimeout: 200, logger: false }),
+      ],
+      controllers: [HealthController],
+      providers: [RedlockHealthIndicator],
+    }).compile();
+    app = ref.createNestApplication({ logger: false });
+    await app.listen(0, '127.0.0.1');
+    url = await app.getUrl();
+    url = url.replace('[::1]', '127.0.0.1');
+  }, 30_000);
+  afterAll(async () => {
+    await app?.close();
+    await redis?.stop();
+  });
+
+  it('all up: status ok, indicator up, each master connected and trusted with a round-trip time', async () => {
+    const { code, body } = await get();
+    expect(code).toBe(200);
+    expect(body.status).toBe('ok');
+    const locks = body.details.locks;
+    expect(locks).toMatchObject({ status: 'up', quorum: 2, trusted: 3, total: 3 });
+    for (const [i, m] of locks.masters.entries()) {
+      expect(m).toMatchObject({
+        master: redis.urls[i].replace('redis://', ''),
+        connected: true,
+        trusted: true,
+        distrustedFor: 0,
+        maxmemoryPolicy: 'noeviction',
+      });
+      expect(typeof m.roundTripMs).toBe('number');
+    }
+  });
+
+  it('a master distrusted (restarted empty): degraded, naming it, why and for how long', async () => {
+    await redis.masters[2].kill();
+    await redis.masters[2].restart();
+    let report: { code: number; body: Report } | undefined;
+    const deadline = Date.now() + 5_000;
+    do {
+      await sleep(50);
+      report = await get();
+    } while (report.body.details.locks.masters[2].connected !== true && Date.now() < deadline);
+    expect(report.code).toBe(200);
+    expect(report.body.status).toBe('degraded');
+    const locks = report.body.details.locks;
+    expect(locks.status).toBe('degraded');
+    expect(locks.trusted).toBe(2);
+    expect(locks.masters[2]).toMatchObject({ connected: true, trusted: false });
+    expect(['fresh', 'restarted', 'unknown']).toContain(locks.masters[2].distrust);
+    expect(locks.masters[2].distrustedFor).toBeGreaterThan(0);
+    expect(locks.masters[2].distrustedFor).toBeLessThanOrEqual(TTL + 12 + 1_000);
+    // ... and up again once the guard has run out
+    await sleep(TTL + 1_500);
+    expect((await get()).body.details.locks.status).toBe('up');
+  });
+
+  it('one master down: degraded (a quorum is left), the master unreachable', async () => {
+    await redis.masters[2].kill();
+    await sleep(300);
+    const { code, body } = await get();
+    expect(code).toBe(200);
+    expect(body.status).toBe('degraded');
+    expect(body.details.locks).toMatchObject({ status: 'degraded', trusted: 2 });
+    expect(body.details.locks.masters[2]).toMatchObject({ connected: false, trusted: false, distrust: 'unreachable' });
+    expect(body.details.locks.message).toContain('2 of 3 masters count');
+  });
+
+  it('a majority down: down, HTTP 503', async () => {
+    await redis.masters[1].kill();
+    await sleep(300);
+    const { code, body } = await get();
+    expect(code).toBe(503);
+    expect(body.status).toBe('error');
+    expect(body.details.locks).toMatchObject({ status: 'down', trusted: 1, quorum: 2 });
+    expect(body.details.locks.masters.filter((m) => m.connected === false)).toHaveLength(2);
+  });
+});
