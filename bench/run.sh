@@ -10,5 +10,7 @@ rm -rf bench/.out
 npx tsc -p bench/tsconfig.json
 case " $* " in *" --help "*|*" -h "*) exec node --expose-gc bench/.out/bench/main.js "$@" ;; esac
 node --expose-gc bench/.out/bench/main.js "$@"
+# Separate OS processes contending for one key, this library and the peers (bench/cross-process.md).
+node bench/.out/bench/cross-process.js --seconds 2
 # Read lock and semaphore n=4 against the mutex and redis-semaphore's RedlockSemaphore (bench/shared-locks.md).
 exec node bench/.out/bench/shared-locks.js --seconds 4 --workers 8

@@ -102,7 +102,10 @@ export class Lock implements AsyncDisposable {
     const proto = AbortSignal.prototype;
     const check = (): void => this.checkDeadline();
     Object.defineProperties(signal, {
-      aborted: { configurable: true, get: () => (check(), Reflect.get(proto, 'aborted', signal) as boolean) },
+      aborted: {
+        configurable: true,
+        get: () => (check(), Reflect.get<AbortSignal, 'aborted'>(proto, 'aborted', signal)),
+      },
       reason: { configurable: true, get: () => (check(), Reflect.get(proto, 'reason', signal) as unknown) },
       throwIfAborted: { configurable: true, writable: true, value: () => (check(), proto.throwIfAborted.call(signal)) },
     });

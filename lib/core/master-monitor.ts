@@ -237,7 +237,7 @@ export class MasterMonitor {
   private onReady(i: number): void {
     if (this.#closed) return;
     this.guard?.connecting(i);
-    this.probe(i);
+    void this.probe(i);
   }
 
   /** Reads master `i`'s `INFO` (and `CONFIG GET` when `INFO` lacks the memory policy). */
@@ -293,7 +293,13 @@ export class MasterMonitor {
     let change: IdentityChange = 'first';
     if (before.runId !== undefined) {
       if (probe.runId !== before.runId) change = 'restarted';
-      else if (probe.replId !== undefined && before.replId !== undefined && probe.replId !== before.replId && probe.role === 'master') change = 'failover';
+      else if (
+        probe.replId !== undefined &&
+        before.replId !== undefined &&
+        probe.replId !== before.replId &&
+        probe.role === 'master'
+      )
+        change = 'failover';
       else change = 'same';
     }
     this.#probes[i] = probe;
@@ -305,7 +311,9 @@ export class MasterMonitor {
     const why = this.guard?.why(i);
     if (why && why !== 'unknown') {
       const left = this.guard!.distrustedFor(i);
-      this.options.logger.log(`Master ${label} is distrusted for ${left} ms: ${this.describeGuard(i, why)} (\`restartGuard\`).`);
+      this.options.logger.log(
+        `Master ${label} is distrusted for ${left} ms: ${this.describeGuard(i, why)} (\`restartGuard\`).`,
+      );
       this.scheduleTrustedLog(i);
     } else if (!wasTrusted && change !== 'first') {
       this.options.logger.log(`Master ${label} is trusted again.`);
@@ -321,7 +329,8 @@ export class MasterMonitor {
     this.#trustTimers[i] = setTimeout(() => {
       this.#trustTimers[i] = undefined;
       if (this.#closed) return;
-      if (this.guard?.trusts(i)) this.options.logger.log(`Master ${this.masters[i].label} is trusted again (\`restartGuard\`).`);
+      if (this.guard?.trusts(i))
+        this.options.logger.log(`Master ${this.masters[i].label} is trusted again (\`restartGuard\`).`);
       else this.scheduleTrustedLog(i);
     }, left + 5);
     this.#trustTimers[i].unref();
@@ -342,10 +351,16 @@ export class MasterMonitor {
 
   /** Why master `i`'s votes must not count now, or undefined when they count. */
   distrust(i: number): Distrust | undefined {
-    if (this.duplicateOf(i) !== undefined) return { status: 'excluded', distrust: 'duplicate', distrustedFor: this.guardBound() };
-    if (this.evictionRefused(i)) return { status: 'excluded', distrust: 'evicting-policy', distrustedFor: this.guardBound() };
+    if (this.duplicateOf(i) !== undefined)
+      return { status: 'excluded', distrust: 'duplicate', distrustedFor: this.guardBound() };
+    if (this.evictionRefused(i))
+      return { status: 'excluded', distrust: 'evicting-policy', distrustedFor: this.guardBound() };
     if (this.guard && !this.guard.trusts(i)) {
-      return { status: 'restarted', distrust: this.guard.why(i) ?? 'unknown', distrustedFor: this.guard.distrustedFor(i) };
+      return {
+        status: 'restarted',
+        distrust: this.guard.why(i) ?? 'unknown',
+        distrustedFor: this.guard.distrustedFor(i),
+      };
     }
     return undefined;
   }
@@ -370,7 +385,9 @@ export class MasterMonitor {
         ...(distrust ? { distrust } : {}),
         ...(master.lastError && !connected ? { lastError: this.clean(master.lastError) } : {}),
         ...(p.roundTripMs !== undefined ? { roundTripMs: p.roundTripMs } : {}),
-        ...(p.maxmemoryPolicy !== undefined ? { maxmemoryPolicy: p.maxmemoryPolicy, evicting: p.maxmemoryPolicy !== 'noeviction' } : {}),
+        ...(p.maxmemoryPolicy !== undefined
+          ? { maxmemoryPolicy: p.maxmemoryPolicy, evicting: p.maxmemoryPolicy !== 'noeviction' }
+          : {}),
         ...(p.maxmemory !== undefined ? { maxmemory: p.maxmemory } : {}),
         ...(p.policyUnreadable ? { policyUnreadable: p.policyUnreadable } : {}),
         ...(p.runId ? { runId: p.runId } : {}),
@@ -385,7 +402,7 @@ export class MasterMonitor {
 
   /** Probes every connected master again (health checks): fresh round trips, and failovers seen without a reconnect. */
   async refresh(): Promise<void> {
-    await Promise.all(this.masters.map((m, i) => (m.client.status === 'ready' ? this.probe(i) : undefined)));
+    await Promise.all(this.masters.map((m, i) => (m.client.status === 'ready' ? this.probe(i) : Promise.resolve())));
   }
 
   /** Waits (up to `timeoutMs`) for the probes of the connected masters. */
@@ -415,7 +432,9 @@ export class MasterMonitor {
     this.masters.forEach((master, i) => {
       if (master.client.status !== 'ready') {
         const why = master.lastError ? this.clean(master.lastError) : `connection ${master.client.status}`;
-        logger.warn(`Master ${master.label} is unreachable (${why}); it does not count until it connects (retried in the background).`);
+        logger.warn(
+          `Master ${master.label} is unreachable (${why}); it does not count until it connects (retried in the background).`,
+        );
         return;
       }
       if (this.#probes[i].clusterMode) {
@@ -432,13 +451,18 @@ export class MasterMonitor {
       if (duplicate || refused) return;
       const why = this.guard?.why(i);
       if (why) {
-        logger.log(`Master ${master.label} is distrusted for ${this.guard!.distrustedFor(i)} ms: ${this.describeGuard(i, why)} (\`restartGuard\`; \`restartGuard: false\` turns it off, for tests only).`);
+        logger.log(
+          `Master ${master.label} is distrusted for ${this.guard!.distrustedFor(i)} ms: ${this.describeGuard(i, why)} (\`restartGuard\`; \`restartGuard: false\` turns it off, for tests only).`,
+        );
         this.scheduleTrustedLog(i);
       }
     });
     const trusted = this.states().filter((s) => s.trusted).length;
     if (trusted < quorum && refusals.length === 0) {
-      const waits = this.states().filter((s) => s.connected && !s.trusted).map((s) => s.distrustedFor).sort((a, b) => a - b);
+      const waits = this.states()
+        .filter((s) => s.connected && !s.trusted)
+        .map((s) => s.distrustedFor)
+        .sort((a, b) => a - b);
       const wait = waits.length >= quorum - trusted ? waits[quorum - trusted - 1] : undefined;
       logger.warn(
         `Only ${trusted} of ${n} masters count now; ${quorum} are needed to take a lock${wait !== undefined ? `: locks can be taken in about ${wait} ms` : ''}.`,
@@ -483,7 +507,9 @@ export class MasterMonitor {
     const { label } = this.masters[i];
     if (p.policyUnreadable) {
       if (this.#warnedPolicy[i] !== 'unreadable') {
-        this.options.logger.warn(`Cannot read \`maxmemory-policy\` of master ${label}: ${p.policyUnreadable}. Make sure it is \`noeviction\`, or lock keys can be evicted.`);
+        this.options.logger.warn(
+          `Cannot read \`maxmemory-policy\` of master ${label}: ${p.policyUnreadable}. Make sure it is \`noeviction\`, or lock keys can be evicted.`,
+        );
       }
       this.#warnedPolicy[i] = 'unreadable';
       return false;
@@ -495,7 +521,8 @@ export class MasterMonitor {
     }
     const what = `Master ${label} has \`maxmemory-policy ${policy}\` (maxmemory ${bytes(p.maxmemory ?? 0)}): under memory pressure Redis can evict ${policy.startsWith('volatile') ? 'lock keys (they are the keys with a TTL)' : 'lock keys and fencing counters'}, and a held lock then vanishes and a second client wins it. Set \`maxmemory-policy noeviction\` on that server (\`CONFIG SET maxmemory-policy noeviction\` and in redis.conf)`;
     if (this.options.allowEvictingMasters) {
-      if (this.#warnedPolicy[i] !== policy) this.options.logger.warn(`${what}; its vote counts because \`allowEvictingMasters\` is on.`);
+      if (this.#warnedPolicy[i] !== policy)
+        this.options.logger.warn(`${what}; its vote counts because \`allowEvictingMasters\` is on.`);
       this.#warnedPolicy[i] = policy;
       return false;
     }

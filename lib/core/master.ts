@@ -35,7 +35,9 @@ export interface Master {
  */
 export function coalesceWrites(master: Master): void {
   if (master.corked) return;
-  const stream = (master.client as unknown as { stream?: { cork(): void; uncork(): void; writable?: boolean } } | undefined)?.stream;
+  const stream = (
+    master.client as unknown as { stream?: { cork(): void; uncork(): void; writable?: boolean } } | undefined
+  )?.stream;
   if (!stream?.writable) return;
   master.corked = true;
   stream.cork();
@@ -153,7 +155,10 @@ function checkPort(option: string, port: unknown, shown: string): void {
   if (port === undefined) return;
   const n = typeof port === 'string' && /^\d+$/.test(port) ? Number(port) : port;
   if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 65_535) {
-    throw new RedlockConfigError(option, `\`${option}\` has a bad port (${typeof port === 'string' ? JSON.stringify(port) : String(port)}) in ${shown}: a port is a whole number from 1 to 65535.`);
+    throw new RedlockConfigError(
+      option,
+      `\`${option}\` has a bad port (${typeof port === 'string' ? JSON.stringify(port) : typeof port === 'number' ? String(port) : typeof port}) in ${shown}: a port is a whole number from 1 to 65535.`,
+    );
   }
 }
 
@@ -184,10 +189,16 @@ function describeNode(node: RedlockNode, index: number): Described {
     const text = node.trim();
     const shown = JSON.stringify(redactUrl(text));
     if (text === '') {
-      throw new RedlockConfigError(option, `\`${option}\` is empty${node === '' ? '' : ' (only spaces)'}: a stray comma in a node list? Give a redis://host:port URL.`);
+      throw new RedlockConfigError(
+        option,
+        `\`${option}\` is empty${node === '' ? '' : ' (only spaces)'}: a stray comma in a node list? Give a redis://host:port URL.`,
+      );
     }
     if (/\s/.test(text)) {
-      throw new RedlockConfigError(option, `\`${option}\` contains a space: ${shown}. Give one redis://host:port URL per entry.`);
+      throw new RedlockConfigError(
+        option,
+        `\`${option}\` contains a space: ${shown}. Give one redis://host:port URL per entry.`,
+      );
     }
     const port = /^[a-z][a-z0-9+.-]*:\/\/(?:[^/@]*@)?(?:\[[^\]]*\]|[^:/?#]*):([^/?#]*)/i.exec(text)?.[1];
     if (port !== undefined && port !== '') checkPort(option, port, shown);
@@ -195,35 +206,58 @@ function describeNode(node: RedlockNode, index: number): Described {
     try {
       url = new URL(text);
     } catch {
-      throw new RedlockConfigError(option, `\`${option}\` is not a valid URL: ${shown}. Use redis://host:port or rediss://host:port.`);
+      throw new RedlockConfigError(
+        option,
+        `\`${option}\` is not a valid URL: ${shown}. Use redis://host:port or rediss://host:port.`,
+      );
     }
     if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') {
       throw new RedlockConfigError(option, `\`${option}\` must be a redis:// or rediss:// URL; got ${shown}.`);
     }
-    if (!url.hostname) throw new RedlockConfigError(option, `\`${option}\` names no host: ${shown}. Use redis://host:port.`);
+    if (!url.hostname)
+      throw new RedlockConfigError(option, `\`${option}\` names no host: ${shown}. Use redis://host:port.`);
     const label = hostLabel(url.hostname, url.port ? Number(url.port) : undefined);
-    return { label, create: () => new Redis(text, { ...OWNED_CONNECTION_DEFAULTS, lazyConnect: true, enableOfflineQueue: false }) };
+    return {
+      label,
+      create: () => new Redis(text, { ...OWNED_CONNECTION_DEFAULTS, lazyConnect: true, enableOfflineQueue: false }),
+    };
   }
   if (node !== null && typeof node === 'object') {
     if (isRedisInstance(node)) {
       const o = (node as Redis).options ?? {};
       return { label: o.sentinels?.length ? sentinelLabel(o) : hostLabel(o.host, o.port, o.path), instance: node as Redis };
     }
-    const o = node as RedisOptions;
+    const o = node;
     if (o.sentinels?.length) {
-      return { label: sentinelLabel(o), create: () => new Redis({ ...OWNED_CONNECTION_DEFAULTS, ...o, lazyConnect: true, enableOfflineQueue: false }) };
+      return {
+        label: sentinelLabel(o),
+        create: () => new Redis({ ...OWNED_CONNECTION_DEFAULTS, ...o, lazyConnect: true, enableOfflineQueue: false }),
+      };
     }
     const shown = `{ host: ${JSON.stringify(o.host ?? 'localhost')}, port: ${String(o.port ?? 6379)} }`;
     if (o.host !== undefined && (typeof o.host !== 'string' || o.host.trim() === '')) {
-      throw new RedlockConfigError(option, `\`${option}.host\` must be a non-empty host name or address; got ${typeof o.host === 'string' ? '""' : typeof o.host}.`);
+      throw new RedlockConfigError(
+        option,
+        `\`${option}.host\` must be a non-empty host name or address; got ${typeof o.host === 'string' ? '""' : typeof o.host}.`,
+      );
     }
     checkPort(option, o.port, shown);
     return {
       label: hostLabel(o.host?.trim(), o.port === undefined ? undefined : Number(o.port), o.path),
-      create: () => new Redis({ ...OWNED_CONNECTION_DEFAULTS, ...o, ...(o.host ? { host: o.host.trim() } : {}), lazyConnect: true, enableOfflineQueue: false }),
+      create: () =>
+        new Redis({
+          ...OWNED_CONNECTION_DEFAULTS,
+          ...o,
+          ...(o.host ? { host: o.host.trim() } : {}),
+          lazyConnect: true,
+          enableOfflineQueue: false,
+        }),
     };
   }
-  throw new RedlockConfigError(option, `\`${option}\` must be a redis:// URL, ioredis options or an ioredis instance; got ${node === null ? 'null' : typeof node}.`);
+  throw new RedlockConfigError(
+    option,
+    `\`${option}\` must be a redis:// URL, ioredis options or an ioredis instance; got ${node === null ? 'null' : typeof node}.`,
+  );
 }
 
 /**
@@ -291,7 +325,11 @@ export function explainFailure(master: Master, error: Error): Error {
     );
   }
   const last = master.lastError;
-  if (last && master.client.status !== 'ready' && /Stream isn't writeable|Connection is closed|enableOfflineQueue/i.test(error.message)) {
+  if (
+    last &&
+    master.client.status !== 'ready' &&
+    /Stream isn't writeable|Connection is closed|enableOfflineQueue/i.test(error.message)
+  ) {
     return new Error(`${master.label} is unreachable: ${redactUrl(last.message)}`, { cause: error });
   }
   return error;

@@ -7,12 +7,21 @@
 import { afterAll, afterEach, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
-import { LockAcquisitionError, LockExtensionError, LockLostError, Redlock, RedlockConfigError, type RedlockLogger } from '../../lib/index.js';
+import {
+  LockAcquisitionError,
+  LockExtensionError,
+  LockLostError,
+  Redlock,
+  RedlockConfigError,
+  type RedlockLogger,
+} from '../../lib/index.js';
 import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.js';
 import { inspector, rejectionOf, resourceName, sleep, useMasters, waitFor } from './helpers.js';
 
 /** A TCP proxy on 127.0.0.1 to `target()`'s port; `cut()` drops every proxied connection. */
-async function proxy(target: () => number): Promise<{ port: number; url: string; cut(): void; close(): Promise<void> }> {
+async function proxy(
+  target: () => number,
+): Promise<{ port: number; url: string; cut(): void; close(): Promise<void> }> {
   const sockets = new Set<Socket>();
   const server: Server = createServer((client) => {
     const upstream = connect({ host: '127.0.0.1', port: target() });
@@ -55,40 +64,60 @@ describe('one server, one vote (3 masters)', () => {
     const alias = await proxy(() => set.masters[0].port);
     closers.push(alias.close);
     const logger = capture();
-    const redlock = new Redlock({ nodes: [set.urls[0], alias.url, set.urls[1]], restartGuard: false, retryCount: 0, logger });
+    const redlock = new Redlock({
+      nodes: [set.urls[0], alias.url, set.urls[1]],
+      restartGuard: false,
+      retryCount: 0,
+      logger,
+    });
     closers.push(() => redlock.close());
     const error = (await rejectionOf(redlock.connect())) as RedlockConfigError;
     expect(error).toBeInstanceOf(RedlockConfigError);
     expect(error.option).toBe('nodes[1]');
-    expect(error.message).toContain(`\`nodes[1]\` (127.0.0.1:${alias.port}) is the same Redis server as \`nodes[0]\` (${redlock.masters[0]})`);
+    expect(error.message).toContain(
+      `\`nodes[1]\` (127.0.0.1:${alias.port}) is the same Redis server as \`nodes[0]\` (${redlock.masters[0]})`,
+    );
     const states = redlock.masterStates();
     expect(states[1]).toMatchObject({ trusted: false, distrust: 'duplicate', sameServerAs: redlock.masters[0] });
     expect(states[1].runId).toBe(states[0].runId);
   });
 
-  it('with one real server of three up, neither acquire() nor extend() succeeds through a duplicate', async () => {
-    const alias = await proxy(() => set.masters[0].port);
+  it('a node that becomes the same server later (a DNS or proxy change) loses its vote: with one real server of three up, neither extend() nor acquire() succeeds', async () => {
+    const spares = await startRedisMasters(2);
+    closers.push(() => spares.stop());
+    let target = spares.masters[0].port;
+    const alias = await proxy(() => target);
     closers.push(alias.close);
-    const spare = await startRedisMasters(1);
-    closers.push(() => spare.stop());
-    const resource = resourceName('one-server');
-    const redlock = new Redlock({ nodes: [set.urls[0], alias.url, spare.urls[0]], restartGuard: false, retryCount: 0, commandTimeout: 200, logger: false });
+    const logger = capture();
+    const redlock = new Redlock({
+      nodes: [set.urls[0], alias.url, spares.urls[1]],
+      restartGuard: false,
+      retryCount: 0,
+      commandTimeout: 200,
+      logger,
+    });
     closers.push(() => redlock.close());
-    await rejectionOf(redlock.connect()); // refused, as above; a user who ignores it is still safe:
+    await redlock.connect(); // three distinct servers
+    const lock = await redlock.acquire(resourceName('one-server'), 5_000);
 
-    // Master 0 and the spare are up: a real quorum of two servers.
-    const lock = await redlock.acquire(resource, 5_000);
-    // The spare goes away: one real server is left, listed twice.
-    await spare.masters[0].kill();
+    // The alias now leads to master 0, and the third server goes away: one real server is left.
+    target = set.masters[0].port;
+    alias.cut();
+    expect(await waitFor(() => redlock.masterStates()[1].distrust === 'duplicate', 5_000)).toBe(true);
+    expect(logger.lines.join('\n')).toContain(
+      `error: \`nodes[1]\` (127.0.0.1:${alias.port}) is the same Redis server as \`nodes[0]\``,
+    );
+    await spares.masters[1].kill();
+
     const extendError = await rejectionOf(lock.extend());
     expect(extendError instanceof LockExtensionError || extendError instanceof LockLostError).toBe(true);
-    const outcomes = (extendError as LockExtensionError).outcomes ?? [];
-    if (outcomes.length) expect(outcomes[1]).toMatchObject({ status: 'excluded', distrust: 'duplicate' });
     await lock.release();
-
-    const acquireError = (await rejectionOf(redlock.acquire(resourceName('one-server-2'), 5_000))) as LockAcquisitionError;
+    const acquireError = (await rejectionOf(
+      redlock.acquire(resourceName('one-server-2'), 5_000),
+    )) as LockAcquisitionError;
     expect(acquireError).toBeInstanceOf(LockAcquisitionError);
     expect(acquireError.outcomes.map((o) => o.status)).toEqual(['granted', 'excluded', 'error']);
+    expect(acquireError.outcomes[1]).toMatchObject({ distrust: 'duplicate' });
     expect(acquireError.message).toContain('same server as another node');
   });
 });
@@ -124,7 +153,9 @@ describe('failover-aware restart guard', () => {
     // Y replicates X, then is promoted and takes X's address (the proxy now leads to Y).
     await clients[0].config('SET', 'repl-diskless-sync-delay', '0'); // no 5 s wait for more replicas
     await yClient.replicaof('127.0.0.1', String(x.port));
-    expect(await waitFor(async () => /master_link_status:up/.test(await yClient.info('replication')), 5_000)).toBe(true);
+    expect(await waitFor(async () => /master_link_status:up/.test(await yClient.info('replication')), 5_000)).toBe(
+      true,
+    );
     await yClient.replicaof('NO', 'ONE');
     target = y.port;
     vip.cut();
@@ -134,7 +165,9 @@ describe('failover-aware restart guard', () => {
     expect(state).toMatchObject({ connected: true, trusted: false, distrust: 'failover' });
     expect(state.uptimeMs).toBeGreaterThanOrEqual(guardMs); // the plain uptime rule would trust it at once
     expect(state.distrustedFor).toBeGreaterThan(0);
-    expect(logger.lines.join('\n')).toMatch(/Master 127\.0\.0\.1:\d+ is distrusted for \d+ ms: another server now answers at this address/);
+    expect(logger.lines.join('\n')).toMatch(
+      /Master 127\.0\.0\.1:\d+ is distrusted for \d+ ms: another server now answers at this address/,
+    );
 
     // Its vote does not count; with B paused, no quorum.
     b.pause();
@@ -154,7 +187,9 @@ describe('failover-aware restart guard', () => {
     const [x, y, b, c] = servers.masters;
     const [, yClient] = clients;
     await yClient.replicaof('127.0.0.1', String(x.port));
-    expect(await waitFor(async () => /master_link_status:up/.test(await yClient.info('replication')), 5_000)).toBe(true);
+    expect(await waitFor(async () => /master_link_status:up/.test(await yClient.info('replication')), 5_000)).toBe(
+      true,
+    );
     const guardTtl = 500;
     const redlock = new Redlock({ nodes: [y.url, b.url, c.url], ttl: guardTtl, retryCount: 0, logger: false });
     closers.push(() => redlock.close());
@@ -165,6 +200,12 @@ describe('failover-aware restart guard', () => {
 
     await yClient.replicaof('NO', 'ONE');
     const [after] = await redlock.refreshMasterStates();
-    expect(after).toMatchObject({ role: 'master', runId: before.runId, trusted: false, distrust: 'failover', failovers: 1 });
+    expect(after).toMatchObject({
+      role: 'master',
+      runId: before.runId,
+      trusted: false,
+      distrust: 'failover',
+      failovers: 1,
+    });
   });
 });

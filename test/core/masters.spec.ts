@@ -3,17 +3,30 @@
  * `masterStates()`, `whenTrusted()`, unreachable masters named with their network error, node
  * entries checked and redacted, and one listener per user-supplied client.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { inspect } from 'node:util';
-import { LockAcquisitionError, Redlock, RedlockConfigError, RedlockError, type RedlockLogger } from '../../lib/index.js';
+import {
+  LockAcquisitionError,
+  Redlock,
+  RedlockConfigError,
+  RedlockError,
+  type RedlockLogger,
+} from '../../lib/index.js';
 import { rejectionOf, resourceName, useMasters, waitFor } from './helpers.js';
 
 /** A logger that keeps every line, by level. */
 function capture(): RedlockLogger & { lines: { level: string; message: string }[]; text(): string } {
   const lines: { level: string; message: string }[] = [];
   const at = (level: string) => (message: string) => void lines.push({ level, message });
-  return { lines, log: at('log'), warn: at('warn'), error: at('error'), debug: at('debug'), text: () => lines.map((l) => `${l.level}: ${l.message}`).join('\n') };
+  return {
+    lines,
+    log: at('log'),
+    warn: at('warn'),
+    error: at('error'),
+    debug: at('debug'),
+    text: () => lines.map((l) => `${l.level}: ${l.message}`).join('\n'),
+  };
 }
 
 describe('start-up report, masterStates() and whenTrusted() (3 fresh masters)', () => {
@@ -21,7 +34,13 @@ describe('start-up report, masterStates() and whenTrusted() (3 fresh masters)', 
 
   it('logs which masters are distrusted, for how long and why; masterStates() and the error say so; whenTrusted() waits it out', async () => {
     const logger = capture();
-    const redlock = new Redlock({ nodes: set.urls, ttl: 1_000, restartGuard: { largestTtl: 2_000 }, retryCount: 0, logger });
+    const redlock = new Redlock({
+      nodes: set.urls,
+      ttl: 1_000,
+      restartGuard: { largestTtl: 2_000 },
+      retryCount: 0,
+      logger,
+    });
     try {
       // Never Infinity, not even before connect or while INFO is still on its way.
       for (const ms of redlock.distrustedFor) expect(Number.isFinite(ms)).toBe(true);
@@ -62,7 +81,12 @@ describe('start-up report, masterStates() and whenTrusted() (3 fresh masters)', 
       const lock = await redlock.acquire(resourceName('trusted'), 1_000);
       await lock.release();
       // "Trusted again" is logged when each distrust ends.
-      expect(await waitFor(() => distrusted.every((s) => logger.text().includes(`Master ${s.label} is trusted again`)), 3_000)).toBe(true);
+      expect(
+        await waitFor(
+          () => distrusted.every((s) => logger.text().includes(`Master ${s.label} is trusted again`)),
+          3_000,
+        ),
+      ).toBe(true);
       // No log line carries a lock value.
       expect(logger.text()).not.toContain(lock.value);
     } finally {
@@ -95,7 +119,9 @@ describe('start-up report, masterStates() and whenTrusted() (3 fresh masters)', 
     });
     try {
       await redlock.connect();
-      expect(logger.text()).toMatch(/warn: Master 127\.0\.0\.1:1 is unreachable \(connect ECONNREFUSED 127\.0\.0\.1:1\)/);
+      expect(logger.text()).toMatch(
+        /warn: Master 127\.0\.0\.1:1 is unreachable \(connect ECONNREFUSED 127\.0\.0\.1:1\)/,
+      );
       expect(logger.text()).toMatch(/warn: `nodes` lists 2 masters, an even number/);
       const [, down] = redlock.masterStates();
       expect(down).toMatchObject({ label: '127.0.0.1:1', connected: false, trusted: false, distrust: 'unreachable' });
@@ -104,9 +130,20 @@ describe('start-up report, masterStates() and whenTrusted() (3 fresh masters)', 
       const error = (await rejectionOf(redlock.acquire(resourceName('down'), 1_000))) as LockAcquisitionError;
       expect(error).toBeInstanceOf(LockAcquisitionError);
       expect(error.outcomes[1].status).toBe('error');
-      expect(error.outcomes[1].error!.message).toContain('127.0.0.1:1 is unreachable: connect ECONNREFUSED 127.0.0.1:1');
+      expect(error.outcomes[1].error!.message).toContain(
+        '127.0.0.1:1 is unreachable: connect ECONNREFUSED 127.0.0.1:1',
+      );
       expect(error.message).not.toContain("Stream isn't writeable");
-      for (const text of [logger.text(), error.message, String(error), error.stack ?? '', JSON.stringify(error), JSON.stringify(redlock), inspect(redlock), JSON.stringify(redlock.masterStates())]) {
+      for (const text of [
+        logger.text(),
+        error.message,
+        String(error),
+        error.stack ?? '',
+        JSON.stringify(error),
+        JSON.stringify(redlock),
+        inspect(redlock),
+        JSON.stringify(redlock.masterStates()),
+      ]) {
         expect(text).not.toContain(secret);
       }
     } finally {
@@ -126,7 +163,11 @@ describe('start-up report, masterStates() and whenTrusted() (3 fresh masters)', 
       await redlock.close();
       expect(printed).toEqual([]);
       // The default outside Nest prints warnings on the console.
-      const noisy = new Redlock({ nodes: [set.urls[0], 'redis://127.0.0.1:1'], restartGuard: false, connectTimeout: 300 });
+      const noisy = new Redlock({
+        nodes: [set.urls[0], 'redis://127.0.0.1:1'],
+        restartGuard: false,
+        connectTimeout: 300,
+      });
       await noisy.connect();
       await noisy.close();
       expect(printed.map(String).join('\n')).toContain('[Redlock] Master 127.0.0.1:1 is unreachable');
@@ -137,7 +178,9 @@ describe('start-up report, masterStates() and whenTrusted() (3 fresh masters)', 
   });
 
   it('refuses a malformed logger, naming the option', () => {
-    expect(() => new Redlock({ nodes: set.urls, logger: {} as never })).toThrow(expect.objectContaining({ option: 'logger' }) as never);
+    expect(() => new Redlock({ nodes: set.urls, logger: {} as never })).toThrow(
+      expect.objectContaining({ option: 'logger' }),
+    );
   });
 
   it('adds one ready listener to a user-supplied client for twelve instances, none after close(), and no MaxListenersExceededWarning', async () => {
@@ -150,14 +193,21 @@ describe('start-up report, masterStates() and whenTrusted() (3 fresh masters)', 
       const counts = () => ['ready', 'error', 'close', 'end', 'connect'].map((e) => mine.listenerCount(e));
       const before = counts();
       const redlocks = await Promise.all(
-        Array.from({ length: 12 }, () => set.redlock({ nodes: [mine, set.urls[1], set.urls[2]], restartGuard: true, logger: false })),
+        Array.from({ length: 12 }, () =>
+          set.redlock({ nodes: [mine, set.urls[1], set.urls[2]], restartGuard: true, logger: false }),
+        ),
       );
       expect(mine.listenerCount('ready')).toBe(before[0] + 1);
       expect(counts().slice(1)).toEqual(before.slice(1));
       // A reconnect reaches every instance through that one listener.
       mine.disconnect(true);
       expect(await waitFor(() => mine.status === 'ready', 3_000)).toBe(true);
-      expect(await waitFor(() => redlocks.every((r) => r.masterStates()[0].distrust === 'fresh' || r.masterStates()[0].trusted), 3_000)).toBe(true);
+      expect(
+        await waitFor(
+          () => redlocks.every((r) => r.masterStates()[0].distrust === 'fresh' || r.masterStates()[0].trusted),
+          3_000,
+        ),
+      ).toBe(true);
       await Promise.all(redlocks.map((r) => r.close()));
       expect(counts()).toEqual(before);
       await new Promise((r) => setImmediate(r));
@@ -173,7 +223,11 @@ describe('start-up report, masterStates() and whenTrusted() (3 fresh masters)', 
     const waiter = await set.redlock({ logger: false });
     const resource = resourceName('subscribe-once');
     const subscribeCalls = async (): Promise<number[]> =>
-      Promise.all(set.clients.map(async (c) => Number(/cmdstat_subscribe:calls=(\d+)/.exec(await c.info('commandstats'))?.[1] ?? 0)));
+      Promise.all(
+        set.clients.map(async (c) =>
+          Number(/cmdstat_subscribe:calls=(\d+)/.exec(await c.info('commandstats'))?.[1] ?? 0),
+        ),
+      );
     const lock = await holder.acquire(resource, 5_000);
     const before = await subscribeCalls();
     const error = await rejectionOf(waiter.acquire(resource, 1_000, { retryCount: 6, retryDelay: 30, retryJitter: 0 }));
@@ -187,18 +241,53 @@ describe('start-up report, masterStates() and whenTrusted() (3 fresh masters)', 
 describe('nodes entries are trimmed and checked, and never leak a password', () => {
   const secret = 'pw-Zq81x';
   const cases: [string, unknown[], string, RegExp][] = [
-    ['a malformed http URL with user info', [`http://user:${secret}@db.example:6379`], 'nodes[0]', /redis:\/\/ or rediss:\/\//],
+    [
+      'a malformed http URL with user info',
+      [`http://user:${secret}@db.example:6379`],
+      'nodes[0]',
+      /redis:\/\/ or rediss:\/\//,
+    ],
     ['a bad port with a password', [`redis://:${secret}@db.example:99999`], 'nodes[0]', /bad port \("99999"\)/],
     ['an empty entry', ['redis://127.0.0.1:7001', '', 'redis://127.0.0.1:7002'], 'nodes[1]', /is empty.*stray comma/],
     ['only spaces', ['redis://127.0.0.1:7001', '   '], 'nodes[1]', /is empty \(only spaces\)/],
-    ['two URLs in one entry', [`redis://:${secret}@127.0.0.1:7001, redis://127.0.0.1:7002`], 'nodes[0]', /contains a space/],
-    ['an option object with a bad port and a password', [{ host: 'db.example', port: 70_000, password: secret }], 'nodes[0]', /bad port \(70000\)/],
+    [
+      'two URLs in one entry',
+      [`redis://:${secret}@127.0.0.1:7001, redis://127.0.0.1:7002`],
+      'nodes[0]',
+      /contains a space/,
+    ],
+    [
+      'an option object with a bad port and a password',
+      [{ host: 'db.example', port: 70_000, password: secret }],
+      'nodes[0]',
+      /bad port \(70000\)/,
+    ],
     ['an option object with an empty host', [{ host: ' ', password: secret }], 'nodes[0]', /nodes\[0\]\.host/],
-    ['the same master spelled LOCALHOST', ['redis://127.0.0.1:7001', `redis://:${secret}@LOCALHOST:7001`], 'nodes[1]', /same master as `nodes\[0\]` \(127\.0\.0\.1:7001\)/],
+    [
+      'the same master spelled LOCALHOST',
+      ['redis://127.0.0.1:7001', `redis://:${secret}@LOCALHOST:7001`],
+      'nodes[1]',
+      /same master as `nodes\[0\]` \(127\.0\.0\.1:7001\)/,
+    ],
     ['the same master spelled 127.1', ['redis://127.0.0.1:7001', 'redis://127.1:7001'], 'nodes[1]', /same master/],
-    ['the same master spelled ::ffff:127.0.0.1', ['redis://127.0.0.1:7001', 'redis://[::ffff:127.0.0.1]:7001'], 'nodes[1]', /same master/],
-    ['the same master spelled [::1] and localhost', ['redis://[0:0:0:0:0:0:0:1]:7001', 'redis://localhost:7001'], 'nodes[1]', /same master/],
-    ['the same master as an option object', ['redis://127.0.0.1:7001', { host: '127.0.0.1', port: 7001, password: secret }], 'nodes[1]', /same master/],
+    [
+      'the same master spelled ::ffff:127.0.0.1',
+      ['redis://127.0.0.1:7001', 'redis://[::ffff:127.0.0.1]:7001'],
+      'nodes[1]',
+      /same master/,
+    ],
+    [
+      'the same master spelled [::1] and localhost',
+      ['redis://[0:0:0:0:0:0:0:1]:7001', 'redis://localhost:7001'],
+      'nodes[1]',
+      /same master/,
+    ],
+    [
+      'the same master as an option object',
+      ['redis://127.0.0.1:7001', { host: '127.0.0.1', port: 7001, password: secret }],
+      'nodes[1]',
+      /same master/,
+    ],
   ];
   for (const [name, nodes, option, message] of cases) {
     it(`refuses ${name}, naming ${option}, with no password in message, toString, JSON or stack`, () => {
@@ -212,12 +301,16 @@ describe('nodes entries are trimmed and checked, and never leak a password', () 
       const e = error as RedlockConfigError;
       expect(e.option).toBe(option);
       expect(e.message).toMatch(message);
-      for (const text of [e.message, String(e), e.stack ?? '', JSON.stringify(e), inspect(e)]) expect(text).not.toContain(secret);
+      for (const text of [e.message, String(e), e.stack ?? '', JSON.stringify(e), inspect(e)])
+        expect(text).not.toContain(secret);
     });
   }
 
   it('accepts an entry with stray spaces around it (REDLOCK_NODES split on commas)', async () => {
-    const redlock = new Redlock({ nodes: [' redis://127.0.0.1:7001', 'redis://127.0.0.1:7002 ', '\tredis://127.0.0.1:7003'], logger: false });
+    const redlock = new Redlock({
+      nodes: [' redis://127.0.0.1:7001', 'redis://127.0.0.1:7002 ', '\tredis://127.0.0.1:7003'],
+      logger: false,
+    });
     expect(redlock.masters).toEqual(['127.0.0.1:7001', '127.0.0.1:7002', '127.0.0.1:7003']);
     await redlock.close();
   });

@@ -15,21 +15,33 @@ const at =
   (level: string) =>
   (message: unknown, context?: unknown): void =>
     void lines.push({ level, message: String(message), context: typeof context === 'string' ? context : undefined });
-const capturing: LoggerService = { log: at('log'), warn: at('warn'), error: at('error'), debug: at('debug'), verbose: at('verbose') };
+const capturing: LoggerService = {
+  log: at('log'),
+  warn: at('warn'),
+  error: at('error'),
+  debug: at('debug'),
+  verbose: at('verbose'),
+};
 
 beforeAll(async () => {
   redis = await startRedisMasters(1);
   Logger.overrideLogger(capturing);
 });
 afterAll(async () => {
-  Logger.overrideLogger(true as never); // back to Nest's default logger
+  Logger.overrideLogger(true); // back to Nest's default logger
   await redis?.stop();
 });
 afterEach(() => void (lines.length = 0));
 
 async function start(extra: Record<string, unknown>): Promise<() => Promise<void>> {
   const ref = await Test.createTestingModule({
-    imports: [RedlockModule.forRoot({ nodes: [redis.urls[0], 'redis://:hunter2secret@127.0.0.1:1', 'redis://127.0.0.1:2'], connectTimeout: 300, ...extra })],
+    imports: [
+      RedlockModule.forRoot({
+        nodes: [redis.urls[0], 'redis://:hunter2secret@127.0.0.1:1', 'redis://127.0.0.1:2'],
+        connectTimeout: 300,
+        ...extra,
+      }),
+    ],
   }).compile();
   const app = ref.createNestApplication({ logger: capturing });
   await app.init();
@@ -38,12 +50,20 @@ async function start(extra: Record<string, unknown>): Promise<() => Promise<void
 }
 
 describe('RedlockService logging', () => {
-  it('defaults to Nest\'s Logger with context Redlock: start-up warnings name unreachable masters with the network error, never the password', async () => {
+  it("defaults to Nest's Logger with context Redlock: start-up warnings name unreachable masters with the network error, never the password", async () => {
     const close = await start({});
     try {
       const mine = lines.filter((l) => l.context === 'Redlock');
-      expect(mine.some((l) => l.level === 'warn' && /Master 127\.0\.0\.1:1 is unreachable \(connect ECONNREFUSED 127\.0\.0\.1:1\)/.test(l.message))).toBe(true);
-      expect(mine.some((l) => l.level === 'log' && /Master 127\.0\.0\.1:\d+ is distrusted for \d+ ms/.test(l.message))).toBe(true);
+      expect(
+        mine.some(
+          (l) =>
+            l.level === 'warn' &&
+            /Master 127\.0\.0\.1:1 is unreachable \(connect ECONNREFUSED 127\.0\.0\.1:1\)/.test(l.message),
+        ),
+      ).toBe(true);
+      expect(
+        mine.some((l) => l.level === 'log' && /Master 127\.0\.0\.1:\d+ is distrusted for \d+ ms/.test(l.message)),
+      ).toBe(true);
       expect(JSON.stringify(lines)).not.toContain('hunter2secret');
     } finally {
       await close();
@@ -75,7 +95,9 @@ describe('RedlockService logging of lost locks', () => {
       await admin.del('lock:invoice:77');
       admin.disconnect();
       await lock.extend().catch(() => undefined);
-      const warned = lines.filter((l) => l.context === 'Redlock' && l.level === 'warn' && l.message.includes('invoice:77'));
+      const warned = lines.filter(
+        (l) => l.context === 'Redlock' && l.level === 'warn' && l.message.includes('invoice:77'),
+      );
       expect(warned).toHaveLength(1);
       expect(warned[0].message).toMatch(/lost|no longer/i);
       expect(warned[0].message).toContain('majority-lost');
