@@ -169,7 +169,7 @@ function describeNode(node: RedlockNode, index: number): Described {
     const startup = (node as unknown as { startupNodes?: ClusterNode[] }).startupNodes ?? [];
     return clusterDescription(option, startup, undefined, node);
   }
-  if (node !== null && typeof node === 'object' && 'cluster' in node) {
+  if (node !== null && typeof node === 'object' && !isRedisInstance(node) && 'cluster' in node) {
     const { cluster: startup, options } = node as { cluster: unknown; options?: ClusterOptions };
     if (!Array.isArray(startup) || startup.length === 0) {
       throw new RedlockConfigError(option, `\`${option}.cluster\` must list the cluster's startup nodes ([{ host, port }, …]); got ${Array.isArray(startup) ? 'an empty list' : typeof startup}.`);
