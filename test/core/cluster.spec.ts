@@ -65,6 +65,9 @@ describe('Redis Cluster nodes (three independent 3-shard clusters, one replica p
     const resource = resourceName('single');
     const lock = await r.acquire(resource, 5_000);
     expect(await values(`lock:${resource}`)).toEqual([lock.value, lock.value, lock.value]);
+    const seen = await r.inspect(resource);
+    expect(seen.held).toBe(true);
+    expect(seen.holder).toBe(lock.value);
     await lock.extend(8_000);
     const pttls = await Promise.all(readers.map((c) => c.pttl(`lock:${resource}`)));
     for (const p of pttls) expect(p).toBeGreaterThan(5_000);
