@@ -131,6 +131,8 @@ export interface PhaseCheck {
     orphanKeys: number;
     /** Locks lost with no fault and no pause of the holder to explain it. */
     unexplainedLosses: number;
+    /** Of those, losses with no extend() attempted for half a TTL before (renewal gone silent): these fail the run. */
+    silentLosses: number;
     /** Sections recorded vs reported by each client. */
     records: { reported: number; recorded: number; mismatched: string[] };
     /** Removals of held keys by cause, with how many were from a bare quorum. */
@@ -261,15 +263,26 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
 
   // Keys of failed attempts left to expire (a correct client deletes them on every master), outside faults.
   const sectionValues = new Set(sections.map((s) => s.value));
+  // Keys of the workload's resources only (shared-lock helpers such as `…:writer-waiting` share the prefix).
+  const isLockKey = (key: string) => /^lock:[^:]+:(hot|cold):\d+$/.test(key);
   const nearFault = (t: number) => bands.some((b) => b.start - 200 <= t && t <= (b.healedAt || b.end || Infinity) + 2 * ttl) || result.pauses.some((p) => p.start - 200 <= t && t <= p.end + 2 * ttl);
   let orphanKeys = 0;
+  let orphanExample = '';
   for (const [value, holdings] of history.byValue) {
     if (sectionValues.has(value)) continue;
-    for (const h of holdings) if (h.end === 'expired' && !h.key.includes(':probe:') && h.from < result.runTo && !nearFault(h.from)) orphanKeys++;
+    for (const h of holdings) {
+      if (h.end === 'expired' && isLockKey(h.key) && h.from < result.runTo && !nearFault(h.from)) {
+        orphanKeys++;
+        orphanExample ||= `e.g. ${h.key} on m${h.m + 1}, set ${(h.from - result.startedAt).toFixed(0)} ms into the phase, on ${holdings.length} master(s) in all`;
+      }
+    }
   }
 
-  // Locks lost with nothing to explain it (renewal must keep a lock while the masters answer).
+  // Locks lost with nothing to explain it. A loss with renewal attempts just before it is reported
+  // (a loaded machine can starve them); a loss with no renewal attempted for half a TTL fails the run:
+  // renewal must keep trying while the lock is held.
   let unexplainedLosses = 0;
+  let silentLosses = 0;
   for (const s of sections) {
     if (s.outcome !== 'lost' && s.abortedAt === undefined) continue;
     if (s.settledAt > result.runTo) continue; // shutdown
@@ -277,6 +290,8 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
     if (bands.some((b) => b.start - 200 <= until && s.start <= (b.healedAt || b.end || Infinity) + 2 * ttl)) continue;
     if (stoppedAcross(s.client, s.start - ttl, until)) continue;
     unexplainedLosses++;
+    const lastTry = Math.max(s.start, ...(s.extensions ?? []).map((e) => e.at));
+    if (until - lastTry > ttl / 2) silentLosses++;
   }
 
   // Every section each client ran was recorded.
@@ -444,9 +459,10 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
   fail('granted after its window', grantedAfterWindow, 'the library handed out a lock whose independently bounded validity had already ended');
   fail('work past the window', checkAfterWindow.unexplained, 'a client that was not paused passed its signal check after its window');
   fail('extension not confirmed by the masters', unconfirmedExtensions, 'extend() resolved but no quorum of masters renewed the value');
-  fail('release or extend of another holder\'s key', history.foreignWrites.length, 'a script deleted or renewed a key that held another value');
-  fail('failed attempt left its keys', orphanKeys, 'keys of a failed attempt expired on a master instead of being deleted, with no fault near');
-  fail('lock lost without a fault', unexplainedLosses, 'a lock was lost (signal aborted) with no fault and no pause of its holder');
+  const foreignWrites = history.foreignWrites.filter((w) => isLockKey(w.key));
+  fail('release or extend of another holder\'s key', foreignWrites.length, 'a script deleted or renewed a key that held another value');
+  fail('failed attempt left its keys', orphanKeys, `keys of a failed attempt expired on a master instead of being deleted, with no fault near (${orphanExample})`);
+  fail('lock lost with renewal silent', silentLosses, `a lock was lost with no fault, no pause of its holder, and no extend() attempted for half a TTL before (${unexplainedLosses} losses without a fault in all)`);
   fail('late lock-loss delivery', lateUnexplained.length, lateUnexplained[0]?.why ?? '');
   fail('stale fenced write accepted', unexpectedStale.length, 'the fenced register accepted a write after a later holder\'s, no counter lost');
   fail('fencing-token inversion', unexpectedInv.length, 'a later holder got a token not above the earlier one, no counter lost');
@@ -501,9 +517,10 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
       grantedAfterWindow,
       checkAfterWindow,
       unconfirmedExtensions,
-      foreignWrites: history.foreignWrites.length,
+      foreignWrites: foreignWrites.length,
       orphanKeys,
       unexplainedLosses,
+      silentLosses,
       records: { reported: Object.values(result.clientCycles ?? {}).reduce((a, b) => a + b, 0), recorded: sections.length, mismatched },
       removals: [...removalsByCause.values()],
       events: (result.masterEvents ?? []).length,

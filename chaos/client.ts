@@ -83,10 +83,17 @@ async function handle(message: ToClient): Promise<void> {
       armed = true;
       return;
     case 'stall': {
-      // Blocks this process's event loop: no timer, no socket read, no signal listener can run.
-      const start = sharedNow();
-      while (sharedNow() - start < message.ms);
-      await send({ type: 'stalled', start, end: sharedNow() });
+      // Blocks this process's event loop: no timer, no socket read, no signal listener can run. From
+      // a timer callback, as a GC pause in the middle of the program would: after it, the event loop
+      // reads the sockets before it runs the timers that came due meanwhile.
+      const { start, end } = await new Promise<{ start: number; end: number }>((resolve) =>
+        setTimeout(() => {
+          const from = sharedNow();
+          while (sharedNow() - from < message.ms);
+          resolve({ start: from, end: sharedNow() });
+        }, 0),
+      );
+      await send({ type: 'stalled', start, end });
       return;
     }
     case 'disarm':

@@ -220,7 +220,22 @@ export function analyseHistory(events: readonly MasterEvent[], masterCount: numb
     if (value !== undefined && !firstSeen.has(value)) firstSeen.set(value, t);
   };
 
+  // Eviction events arrive by pub/sub, after the fact: the eviction itself happened while the master
+  // ran a write (often the very SET that then found the key free). A write that finds the key still
+  // held in the model applies a pending eviction of that key on that master first.
+  const pendingEvictions = new Map<string, MasterEvent[]>();
+  for (const e of sorted) if (e.kind === 'evicted') pendingEvictions.set(`${e.m} ${e.key}`, [...(pendingEvictions.get(`${e.m} ${e.key}`) ?? []), e]);
+  const consumed = new Set<MasterEvent>();
+  const evictEarly = (m: number, key: string, t: number) => {
+    const next = pendingEvictions.get(`${m} ${key}`)?.find((x) => !consumed.has(x) && x.t >= t && x.t <= t + 250);
+    if (!next) return;
+    consumed.add(next);
+    const h = close(m, key, t, 'evicted');
+    if (h) pendingRemovals.push({ r: { t, m, key, value: h.value, cause: 'evicted' } });
+  };
+
   for (const e of sorted) {
+    if (consumed.has(e)) continue;
     if (e.kind === 'wipe') {
       for (const key of [...state[e.m].keys()]) {
         const h = live(e.m, key, e.t) && close(e.m, key, e.t, 'wiped');
@@ -243,7 +258,11 @@ export function analyseHistory(events: readonly MasterEvent[], masterCount: numb
       const nx = upper.includes('NX');
       const pxAt = upper.indexOf('PX');
       const px = pxAt >= 0 ? Number(rest[pxAt + 1]) : Infinity;
-      const cur = live(e.m, key, e.t);
+      let cur = live(e.m, key, e.t);
+      if (cur && cur.h.value !== value) {
+        evictEarly(e.m, key, e.t);
+        cur = live(e.m, key, e.t);
+      }
       if (nx && cur) continue; // SET NX refused: the key is held
       if (cur && cur.h.value === value) {
         cur.expiresAt = e.t + px;

@@ -135,6 +135,7 @@ function phaseList(args: Args): PhaseSpec[] {
     seconds: args.seconds,
     title: clients ? `${fault}, ${clients} client processes` : fault,
     clients,
+    settings: clients ? { hotWorkers: 1, coldWorkers: 1 } : undefined,
   }));
 }
 
@@ -166,6 +167,7 @@ function mutantPhases(args: Args): PhaseSpec[] {
     title: m.phase.fault,
     lib: join(out, m.name, 'index.js'),
     mutant: m.name,
+    variants: m.phase.variants,
   }));
 }
 

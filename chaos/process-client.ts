@@ -121,7 +121,13 @@ export class ProcessClient implements ClientHandle {
   }
 
   async probe(round: number, budgetMs: number): Promise<ProbeRecord> {
-    return (await this.request({ type: 'probe', round, budgetMs }, 'probe-result', budgetMs + 5_000)).record;
+    const startedAt = sharedNow();
+    try {
+      return (await this.request({ type: 'probe', round, budgetMs }, 'probe-result', budgetMs + 5_000)).record;
+    } catch (error) {
+      // No answer in time: a failed probe (the checker fails the run on it), not a crashed harness.
+      return { phase: '', client: this.id, round, startedAt, error: (error as Error).message };
+    }
   }
 
   stopProcess(): void {

@@ -187,7 +187,7 @@ export function createWorkload(lib: Lib, config: WorkloadConfig, hooks: Workload
         fencing: config.fencing,
         ...retry,
         // The library refuses evicting masters unless told otherwise; only the evicting-master phase opts in.
-        ...((config.allowEvictingMasters ? { allowEvictingMasters: true } : {}) as object),
+        allowEvictingMasters: config.allowEvictingMasters ?? false,
       }),
     ],
     providers: [LockedSections, UsingSections],
