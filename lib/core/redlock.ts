@@ -34,6 +34,7 @@ import { resolveLogger, type RedlockLogger } from './logger.js';
 import { MasterMonitor, type MasterState } from './master-monitor.js';
 import { secretsOf } from './redact.js';
 import { AttemptBudget, OUT_OF_TIME } from './retry.js';
+import { settleSplitVotes } from './split-votes.js';
 import { quorumOf, voteRound, type MasterOutcome, type VoteRound } from './votes.js';
 import { releaseChannelOf, Wakeups } from './wakeups.js';
 import { checkLockMode, coversRequest, setShape, shapeOf, type LockModeOptions, type RequestedShape } from './lock-mode.js';
@@ -324,7 +325,9 @@ export class Redlock implements LockIssuer, Campaigner {
     const shape = checkLockMode(options, names.length);
     const hold = resolveHoldOptions(options, lockTtl, options?.autoExtend === true);
     const retry = resolveRetryOptions(this.options, this.retryOverrides(options, hold));
-    const acquire = () => this.acquireChecked(names, lockTtl, { retry, signal: options?.signal, fencing: options?.fencing ?? this.options.fencing, shape });
+    const acquire = this.settlingSplits(hold, lockTtl, options?.signal, () =>
+      this.acquireChecked(names, lockTtl, { retry, signal: options?.signal, fencing: options?.fencing ?? this.options.fencing, shape }),
+    );
     let lock: Lock;
     try {
       lock = await (tracing() ? traceAcquire('acquire', names, lockTtl, options, acquire) : acquire());
@@ -343,7 +346,15 @@ export class Redlock implements LockIssuer, Campaigner {
     return undefined;
   }
 
-  /** With `onBusy: 'skip'`, `retryCount` defaults to 0: a busy lock is skipped at once. */
+  /**
+   * With `onBusy: 'skip'`, a split vote (some master granted, no quorum) is not "busy": try again
+   * after a short random delay before skipping (split-votes.ts). `'wait'` retries as configured.
+   */
+  private settlingSplits(hold: ResolvedHoldOptions, ttl: number, signal: AbortSignal | undefined, acquire: () => Promise<Lock>): () => Promise<Lock> {
+    return hold.skip ? () => settleSplitVotes(acquire, ttl, [signal, this.#closing.signal]) : acquire;
+  }
+
+  /** With `onBusy: 'skip'`, `retryCount` defaults to 0: a busy lock is skipped at once (a split vote is retried, see `settlingSplits`). */
   private retryOverrides(options: AcquireOptions | undefined, hold: ResolvedHoldOptions): AcquireOptions | undefined {
     return hold.skip && options?.retryCount === undefined ? { ...options, retryCount: 0 } : options;
   }
@@ -427,7 +438,9 @@ export class Redlock implements LockIssuer, Campaigner {
     let lock: Lock | undefined;
     if (entry.missing.length > 0) {
       const missing = [...entry.missing];
-      const acquire = () => this.acquireChecked(missing, lockTtl, { retry, signal: options?.signal, fencing: options?.fencing ?? this.options.fencing, shape });
+      const acquire = this.settlingSplits(hold, lockTtl, options?.signal, () =>
+        this.acquireChecked(missing, lockTtl, { retry, signal: options?.signal, fencing: options?.fencing ?? this.options.fencing, shape }),
+      );
       try {
         lock = await (tracing() ? traceAcquire('using', missing, lockTtl, options, acquire) : acquire());
       } catch (error) {

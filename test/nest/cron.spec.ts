@@ -99,10 +99,7 @@ afterAll(async () => {
 
 async function startInstance(instance: number, job: Provider, skew = 0): Promise<INestApplication> {
   const moduleRef = await Test.createTestingModule({
-    // commandTimeout 300 (a third of the TTL): on this loaded machine 100 ms is sometimes missed, and a
-    // master timing out while two instances split the other two votes leaves the fire to nobody
-    // (each sees a refusal, so each skips; see the README's pitfalls).
-    imports: [RedlockModule.forRoot(fastOptions(redis.urls, { commandTimeout: 300 })), ScheduleModule.forRoot()],
+    imports: [RedlockModule.forRoot(fastOptions(redis.urls)), ScheduleModule.forRoot()],
     providers: [job, { provide: INSTANCE, useValue: instance }, { provide: SKEW_MS, useValue: skew }],
   }).compile();
   const app = moduleRef.createNestApplication({ logger });
