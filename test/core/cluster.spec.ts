@@ -3,7 +3,7 @@ import { Cluster, Redis } from 'ioredis';
 import { LockAcquisitionError, Redlock, RedlockConfigError, type RedlockOptions } from '../../lib/index.js';
 import { clusterSlotOf } from '../../lib/core/cluster-slot.js';
 import { startRedisClusters, type RedisCluster, type RedisClusters } from '../../tools/redis-clusters.js';
-import { rejectionOf, resourceName, sleep, timed, waitFor } from './helpers.js';
+import { rejectionOf, resourceName, sleep, timed, waitFor } from '../support/index.js';
 
 /** The shard of `cluster` that serves `key`. */
 function shardOf(cluster: RedisCluster, key: string) {
