@@ -19,6 +19,9 @@ import type { PhaseResult } from './phase.js';
 import type { ClientPause, FaultBand, SectionRecord } from './types.js';
 
 /** The window the library itself reported (validity, signal): only for pictures, never for verdicts. */
+/** How a late lock-loss delivery that a measured stall of the client's own event loop explains is reported (not a failure). */
+export const LOOP_STALLED = 'event loop stalled';
+
 export const windowEnd = (s: SectionRecord): number => Math.min(s.end, s.abortedAt ?? Infinity, s.deadline);
 
 /** TTL − drift, as the docs define validity (driftFactor 0.01, plus 2 ms). */
@@ -399,11 +402,14 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
     }
     const until = aborted ? s.abortedAt! : s.end;
     const pause = pauseCovering(result.pauses, s.client, deadline - 50, until);
+    const stall = aborted ? s.loopStall : undefined;
     const why = pause
       ? `the client process was stopped (SIGSTOP${pause.targeted ? ' between its check and its write' : ''}) from ${(pause.start - result.startedAt).toFixed(0)} to ${(pause.end - result.startedAt).toFixed(0)} ms into the phase, across the deadline: no timer can run in a stopped process`
-      : aborted
-        ? `unexplained: the signal aborted ${(s.abortedAt! - deadline).toFixed(1)} ms after the deadline (timer late: event loop or CPU starvation?)`
-        : 'unexplained: the section ran past the deadline and the signal never aborted';
+      : stall
+        ? `${LOOP_STALLED}: the client's event loop was measured stalled from ${(stall.from - result.startedAt).toFixed(0)} to ${(stall.to - result.startedAt).toFixed(0)} ms into the phase, across the deadline (CPU starvation or a long task), so its abort timer could not run; a read of \`signal.aborted\` showed the loss`
+        : aborted
+          ? `unexplained: the signal aborted ${(s.abortedAt! - deadline).toFixed(1)} ms after the deadline, with no stall of the client's event loop measured across it`
+          : 'unexplained: the section ran past the deadline and the signal never aborted';
     late.push({ id: s.id, client: s.client, resource: s.resource, deadline, abortedAt: s.abortedAt, lateMs: until - deadline, why });
   }
 

@@ -32,6 +32,11 @@ export interface SectionRecord {
   abortedAt?: number;
   /** The deadline known just before the signal aborted. */
   deadlineAtAbort?: number;
+  /**
+   * When the signal aborted after the deadline: the measured stall of this client's event loop
+   * (chaos/loop-stalls.ts) across the deadline that kept the abort timer from running, if any.
+   */
+  loopStall?: { from: number; to: number };
   abortReason?: string;
   /** The work loop stopped early because the signal aborted. */
   stoppedEarly: boolean;

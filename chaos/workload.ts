@@ -13,6 +13,7 @@ import { NestFactory } from '@nestjs/core';
 import { setImmediate as tick, setTimeout as sleep } from 'node:timers/promises';
 import type * as LibModule from 'nestjs-quorum-lock';
 import { sharedNow } from './clock.js';
+import { stallAcross, watchLoopStalls } from './loop-stalls.js';
 import { FencedRegister } from './register.js';
 import type { FailureRecord, ProbeRecord, SectionRecord } from './types.js';
 
@@ -120,7 +121,10 @@ export function createWorkload(lib: Lib, config: WorkloadConfig, hooks: Workload
       },
     });
     const signal = lock.signal;
+    // Delivery is the client's first sight of the abort: the event, or a read of `signal.aborted`
+    // (which, once validity has passed, is true even before the event's timer could run).
     const onAbort = () => {
+      if (rec.abortedAt !== undefined) return;
       rec.abortedAt = sharedNow();
       rec.deadlineAtAbort = rec.deadline;
       const reason: unknown = signal.reason;
@@ -133,6 +137,7 @@ export function createWorkload(lib: Lib, config: WorkloadConfig, hooks: Workload
       await sleep(ms);
       track();
       if (signal.aborted) {
+        onAbort();
         rec.stoppedEarly = true;
         break;
       }
@@ -140,6 +145,7 @@ export function createWorkload(lib: Lib, config: WorkloadConfig, hooks: Workload
     // The commit: check the signal, then write. A pause between the two is what fencing is for.
     rec.checkedAt = sharedNow();
     rec.abortedAtCheck = signal.aborted;
+    if (rec.abortedAtCheck) onAbort();
     const pause = plan.hot && !rec.abortedAtCheck ? hooks.pauseBeforeWrite?.() : undefined;
     if (pause) {
       rec.pausedBeforeWrite = true;
@@ -198,6 +204,7 @@ export function createWorkload(lib: Lib, config: WorkloadConfig, hooks: Workload
   let running = false;
   let seq = 0;
   let cycles = 0;
+  let unwatch: (() => void) | undefined;
   const workers: Promise<void>[] = [];
 
   async function worker(hot: boolean, index: number): Promise<void> {
@@ -241,6 +248,8 @@ export function createWorkload(lib: Lib, config: WorkloadConfig, hooks: Workload
         rec.outcome = error instanceof lib.LockLostError ? 'lost' : 'error';
       }
       rec.settledAt = sharedNow();
+      const deadline = rec.deadlineAtAbort ?? rec.deadline;
+      if (rec.abortedAt !== undefined && deadline !== undefined && rec.abortedAt > deadline) rec.loopStall = stallAcross(deadline, rec.abortedAt);
       cycles++;
       hooks.section(rec as SectionRecord);
       if (hot) await sleep(rand(0, 5));
@@ -256,12 +265,14 @@ export function createWorkload(lib: Lib, config: WorkloadConfig, hooks: Workload
       app = await NestFactory.createApplicationContext(ChaosClientModule, { logger: ['error'] });
       await app.init();
       running = true;
+      unwatch = watchLoopStalls();
       for (let i = 0; i < config.hotWorkers; i++) workers.push(worker(true, i));
       for (let i = 0; i < config.coldWorkers; i++) workers.push(worker(false, i));
     },
     async stop() {
       running = false;
       await Promise.all(workers);
+      unwatch?.();
       await app?.close();
       register.close();
     },

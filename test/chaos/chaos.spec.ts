@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { setTimeout as sleep } from 'node:timers/promises';
 import * as lib from '../../lib/index.js';
 import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.js';
-import { checkPhase, type PhaseCheck } from '../../chaos/checker.js';
+import { checkPhase, LOOP_STALLED, type PhaseCheck } from '../../chaos/checker.js';
 import { InProcessClient } from '../../chaos/inprocess-client.js';
 import { Cluster, Inspector, type FaultKind } from '../../chaos/nemesis.js';
 import { runPhase, type PhaseResult, type Settings } from '../../chaos/phase.js';
@@ -72,6 +72,9 @@ async function phase(fault: FaultKind, seconds: number, variants: number[]): Pro
   return { result, check: checkPhase(result) };
 }
 
+/** Late lock-loss deliveries, less those a measured stall of the client's event loop explains. */
+const notStalled = (check: PhaseCheck) => check.delivery.late.filter((l) => !l.why.startsWith(LOOP_STALLED));
+
 /** The safety properties every phase must keep, with the restart guard on. */
 function expectSafe({ result, check }: { result: PhaseResult; check: PhaseCheck }): void {
   expect(check.cycles.total).toBeGreaterThan(100);
@@ -100,15 +103,17 @@ describe('chaos, short (in-process clients, restart guard and fencing on)', () =
     const run = await phase('master-pause', 6, [0, 1, 2]);
     expectSafe(run);
     expect(run.check.fencing.inversions).toEqual([]);
-    // Losses were delivered before validity ended (no process is paused here, so none may be late).
-    expect(run.check.delivery.late).toEqual([]);
+    // Losses were delivered before validity ended (no process is paused here, so none may be late),
+    // unless this process's own event loop was measured stalled across the deadline (a loaded machine):
+    // no timer can run then, and a read of `signal.aborted` shows the loss anyway.
+    expect(notStalled(run.check)).toEqual([]);
   }, 40_000);
 
   it('asymmetric partition and a black hole from a majority: no two holders at once, fencing tokens increase', async () => {
     const run = await phase('proxy-drop', 5, [0, 1]);
     expectSafe(run);
     expect(run.check.fencing.inversions).toEqual([]);
-    expect(run.check.delivery.late).toEqual([]);
+    expect(notStalled(run.check)).toEqual([]);
   }, 40_000);
 
   it('a holder that stops past its validity (a paused process) cannot write after the next holder: the fenced register refuses it', async () => {
