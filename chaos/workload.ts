@@ -13,7 +13,7 @@ import { NestFactory } from '@nestjs/core';
 import { setImmediate as tick, setTimeout as sleep } from 'node:timers/promises';
 import type * as LibModule from 'nestjs-quorum-lock';
 import { sharedNow } from './clock.js';
-import { stallAcross, watchLoopStalls } from './loop-stalls.js';
+import { monitorLoopLag, type LoopStall } from './loop-lag.js';
 import { FencedRegister } from './register.js';
 import type { FailureRecord, ProbeRecord, SectionRecord } from './types.js';
 
@@ -53,6 +53,8 @@ export interface WorkloadConfig {
 export interface WorkloadHooks {
   section(record: SectionRecord): void;
   failure(record: FailureRecord): void;
+  /** A measured stall of this client's event loop (loop-lag.ts). */
+  stall?(record: LoopStall): void;
   /**
    * Called in a hot section between the signal check and the commit write. Returns a promise when a
    * targeted pause is armed (the writer then waits for it, stopped), undefined otherwise.
@@ -98,9 +100,22 @@ export function createWorkload(lib: Lib, config: WorkloadConfig, hooks: Workload
     rec.start = sharedNow();
     rec.value = lock.value;
     rec.fencingToken = lock.fencingToken;
+    // Validity first, the clock after: a preemption in between can only move the deadline later.
     const track = () => {
       const validity = lock.validity;
-      if (validity > 0) rec.deadline = sharedNow() + validity;
+      const at = sharedNow();
+      if (validity > 0) rec.deadline = at + validity;
+    };
+    // What the user's code observes: a read of `signal.aborted`, stamped before the read. A false
+    // read after the deadline (re-read after an extension) is a lock-loss the code could not see.
+    const aborted = (): boolean => {
+      const at = sharedNow();
+      const value = signal.aborted;
+      if (!value) {
+        track();
+        if (at > rec.deadline!) rec.heldReadAfterDeadlineMs = Math.max(rec.heldReadAfterDeadlineMs ?? 0, at - rec.deadline!);
+      }
+      return value;
     };
     track();
     rec.deadline ??= rec.start;
@@ -121,10 +136,7 @@ export function createWorkload(lib: Lib, config: WorkloadConfig, hooks: Workload
       },
     });
     const signal = lock.signal;
-    // Delivery is the client's first sight of the abort: the event, or a read of `signal.aborted`
-    // (which, once validity has passed, is true even before the event's timer could run).
     const onAbort = () => {
-      if (rec.abortedAt !== undefined) return;
       rec.abortedAt = sharedNow();
       rec.deadlineAtAbort = rec.deadline;
       const reason: unknown = signal.reason;
@@ -136,16 +148,14 @@ export function createWorkload(lib: Lib, config: WorkloadConfig, hooks: Workload
     for (const ms of plan.chunks) {
       await sleep(ms);
       track();
-      if (signal.aborted) {
-        onAbort();
+      if (aborted()) {
         rec.stoppedEarly = true;
         break;
       }
     }
     // The commit: check the signal, then write. A pause between the two is what fencing is for.
     rec.checkedAt = sharedNow();
-    rec.abortedAtCheck = signal.aborted;
-    if (rec.abortedAtCheck) onAbort();
+    rec.abortedAtCheck = aborted();
     const pause = plan.hot && !rec.abortedAtCheck ? hooks.pauseBeforeWrite?.() : undefined;
     if (pause) {
       rec.pausedBeforeWrite = true;
@@ -201,10 +211,10 @@ export function createWorkload(lib: Lib, config: WorkloadConfig, hooks: Workload
   class ChaosClientModule {}
 
   let app: INestApplicationContext | undefined;
+  let stopLagMonitor: (() => void) | undefined;
   let running = false;
   let seq = 0;
   let cycles = 0;
-  let unwatch: (() => void) | undefined;
   const workers: Promise<void>[] = [];
 
   async function worker(hot: boolean, index: number): Promise<void> {
@@ -248,8 +258,6 @@ export function createWorkload(lib: Lib, config: WorkloadConfig, hooks: Workload
         rec.outcome = error instanceof lib.LockLostError ? 'lost' : 'error';
       }
       rec.settledAt = sharedNow();
-      const deadline = rec.deadlineAtAbort ?? rec.deadline;
-      if (rec.abortedAt !== undefined && deadline !== undefined && rec.abortedAt > deadline) rec.loopStall = stallAcross(deadline, rec.abortedAt);
       cycles++;
       hooks.section(rec as SectionRecord);
       if (hot) await sleep(rand(0, 5));
@@ -261,20 +269,20 @@ export function createWorkload(lib: Lib, config: WorkloadConfig, hooks: Workload
       return cycles;
     },
     async start() {
+      stopLagMonitor = monitorLoopLag(client, (stall) => hooks.stall?.(stall));
       await register.connect();
       app = await NestFactory.createApplicationContext(ChaosClientModule, { logger: ['error'] });
       await app.init();
       running = true;
-      unwatch = watchLoopStalls();
       for (let i = 0; i < config.hotWorkers; i++) workers.push(worker(true, i));
       for (let i = 0; i < config.coldWorkers; i++) workers.push(worker(false, i));
     },
     async stop() {
       running = false;
       await Promise.all(workers);
-      unwatch?.();
       await app?.close();
       register.close();
+      stopLagMonitor?.();
     },
     async probe(round, budgetMs) {
       const startedAt = sharedNow();

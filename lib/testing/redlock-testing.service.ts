@@ -5,7 +5,7 @@ import { LockLostError, type LockLostReason } from '../errors/lock-lost.error.js
 import { quote } from '../errors/quote.js';
 import { RedlockError } from '../errors/redlock.error.js';
 import { now } from '../core/clock.js';
-import { Lock, type LockIssuer } from '../core/lock.js';
+import { Lock } from '../core/lock.js';
 import { lockHeldInChain, runWithLock } from '../core/lock-context.js';
 import { resolveOptions, type RedlockOptions, type ResolvedRedlockOptions } from '../core/options.js';
 import type { AcquireOptions, UsingOptions } from '../core/redlock.js';
@@ -34,7 +34,7 @@ export interface StubAcquisition {
  * redlock.simulateLoss('order:8');            // aborts the signal of the lock held on order:8
  * @publicApi
  */
-export class RedlockTestingService implements LockIssuer {
+export class RedlockTestingService {
   /** The options in force, defaults filled in (`nodes` are three names; nothing is connected). */
   readonly options: ResolvedRedlockOptions;
   /** As for three masters. */
@@ -216,7 +216,7 @@ export class RedlockTestingService implements LockIssuer {
         `Could not lock ${quote(resources)}: ${quote([...busy, ...heldHere])} held by another holder (simulated by RedlockTestingService).`,
       );
     }
-    const lock = new Lock(
+    const lock = Lock.create(
       this,
       resources,
       resources.map((r) => this.options.keyPrefix + r),
