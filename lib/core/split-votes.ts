@@ -13,7 +13,7 @@ import { abortableSleep } from './retry.js';
  */
 
 /** Tries after a split, at most. */
-export const SPLIT_RETRIES = 5;
+export const SPLIT_RETRIES = 8;
 /** The longest random delay before a try after a split, in ms (also capped at a tenth of the TTL). */
 export const SPLIT_DELAY_MAX = 100;
 

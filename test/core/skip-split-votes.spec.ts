@@ -85,7 +85,7 @@ describe("onBusy: 'skip' under simultaneous fires (split votes)", () => {
         let runs = 0;
         const calls = instances.map((redlock) =>
           redlock
-            .using(resource, 2_000, async () => void runs++, { onBusy: 'skip', minHold: 1_500 })
+            .using(resource, 4_000, async () => void runs++, { onBusy: 'skip', minHold: 3_000 })
             .catch((error: unknown) => void errors.push(error)),
         );
         await Promise.all(calls);
