@@ -27,7 +27,7 @@ export function parseMonitorLine(line: string): { time: string; source: string; 
 /** One thing that happened on a master, on the shared clock. */
 export type MasterEvent =
   /** A command as executed. `lua`: run inside a script; `sv`: the script's ARGV[1] (the lock value, for our scripts). */
-  | { t: number; m: number; kind: 'cmd'; args: string[]; lua: boolean; sv?: string }
+  | { t: number; m: number; kind: 'cmd'; args: string[]; lua: boolean; sv?: string; reload?: boolean }
   /** The master lost its whole dataset (killed without persistence). */
   | { t: number; m: number; kind: 'wipe' }
   /** The master evicted a key (maxmemory). */
@@ -136,7 +136,7 @@ export class MasterHistory {
 
   /** Master `m` restarted from its AOF holding `key` = `value` for `pttl` more ms (read by the harness at `at`). */
   reloaded(m: number, key: string, value: string, pttl: number, at: number): void {
-    this.events.push({ t: at, m, kind: 'cmd', args: ['set', key, value, 'PX', String(pttl)], lua: false });
+    this.events.push({ t: at, m, kind: 'cmd', args: ['set', key, value, 'PX', String(pttl)], lua: false, reload: true });
   }
 
   stop(): void {
@@ -250,6 +250,10 @@ export function analyseHistory(events: readonly MasterEvent[], masterCount: numb
     }
     const [name, ...rest] = e.args;
     const op = name.toLowerCase();
+    // The harness scans a restarted master after it answers again, when clients may already have
+    // written to it: a value no master had seen before the restart cannot have come from the AOF (its
+    // own SET is in the history), so only values seen earlier are reloads.
+    if (e.reload && !firstSeen.has(rest[1])) continue;
     if (e.lua) seen(e.sv, e.t);
     if (op === 'set') {
       const [key, value] = rest;

@@ -136,6 +136,8 @@ function phaseList(args: Args): PhaseSpec[] {
     title: clients ? `${fault}, ${clients} client processes` : fault,
     clients,
     settings: clients ? { hotWorkers: 1, coldWorkers: 1 } : undefined,
+    // The long holder's majority first: the round a guard that trusts restarted masters fails.
+    variants: fault === 'kill-restart' ? [3, 0, 1, 2] : undefined,
   }));
 }
 

@@ -78,12 +78,13 @@ export async function runPhase(
     endedAt: 0,
     masterEvents: [],
     clientCycles: {},
+    stalls: [],
   };
   // The masters' own history of this phase's lock keys, recorded before any client starts.
   const masterHistory = new MasterHistory(cluster.masters.map((m) => m.url), `lock:${spec.id}:`);
   await masterHistory.start();
   cluster.history = masterHistory;
-  const sink = { section: (r: PhaseHistory['sections'][number]) => history.sections.push(r), failure: (r: PhaseHistory['failures'][number]) => history.failures.push(r) };
+  const sink = { section: (r: PhaseHistory['sections'][number]) => history.sections.push(r), failure: (r: PhaseHistory['failures'][number]) => history.failures.push(r), stall: (r: PhaseHistory['stalls'][number]) => history.stalls.push(r) };
   await Promise.all(
     clients.map(async (c) =>
       c.start({ ...settings, phase: spec.id, client: c.id, nodes: await cluster.farm.nodesFor(c.id), restartGuard: spec.guard, fencing: spec.fencing, allowEvictingMasters: spec.fault === 'evicting-master' }, sink),

@@ -53,6 +53,7 @@ export class ProcessClient implements ClientHandle {
     if (message.type === 'records') {
       for (const r of message.sections) this.sink?.section(r);
       for (const r of message.failures) this.sink?.failure(r);
+      for (const r of message.stalls) this.sink?.stall?.(r);
       return;
     }
     if (message.type === 'pause-me') {

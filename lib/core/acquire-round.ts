@@ -77,7 +77,7 @@ const multi: AcquireRoundKind = {
 export const ROUND_KINDS: AcquireRoundKind[] = [fenced, single, multi];
 
 /** The kind of round for a request. */
-export function roundKindOf(request: AcquireRequest): AcquireRoundKind {
+function roundKindOf(request: AcquireRequest): AcquireRoundKind {
   return ROUND_KINDS.find((kind) => kind.applies(request))!;
 }
 

@@ -11,7 +11,7 @@ import { RedlockError } from '../errors/redlock.error.js';
 import { inspect as utilInspect } from 'node:util';
 import { startAcquireRound, type AcquireRequest, type RoundContext, type RoundResult } from './acquire-round.js';
 import { commandTimeoutFor, driftOf, now, validUntilOf } from './clock.js';
-import { Lock, type LockIssuer } from './lock.js';
+import { Lock } from './lock.js';
 import { enterChain } from './lock-context.js';
 import { closeMasters, connectMasters, openMasters, type Master } from './master.js';
 import {
@@ -26,7 +26,7 @@ import {
   type RetryOptions,
 } from './options.js';
 import { resolveHoldOptions, type HoldOptions, type ResolvedHoldOptions } from './hold-options.js';
-import { Leadership, resolveLeadOptions, type Campaigner, type LeadOptions } from './leadership.js';
+import { Leadership, resolveLeadOptions, type LeadOptions } from './leadership.js';
 import { startRenewal } from './renewal.js';
 import { checkResources } from './resources.js';
 import { RestartGuard } from './restart-guard.js';
@@ -123,7 +123,7 @@ const ONE_TRY: ResolvedRetryOptions = Object.freeze({ retryCount: 0, retryDelay:
  * await redlock.close();
  * @publicApi
  */
-export class Redlock implements LockIssuer, Campaigner {
+export class Redlock {
   /** The options in force, defaults filled in. */
   readonly options: ResolvedRedlockOptions;
   /** How many masters must agree: floor(N/2)+1. */
@@ -478,7 +478,7 @@ export class Redlock implements LockIssuer, Campaigner {
     const [name] = this.checkResources(resource);
     const settings = resolveLeadOptions(this.options, options);
     if (this.#closing.signal.aborted) throw new RedlockClosedError();
-    const leadership = new Leadership(this, name, settings);
+    const leadership = Leadership.create(this, name, settings);
     this.#leaderships.add(leadership);
     return leadership;
   }
@@ -540,7 +540,7 @@ export class Redlock implements LockIssuer, Campaigner {
         noteAttempt(budget.attempts, result.start, result.round.outcomes);
         const validUntil = validUntilOf(result.start, ttl, driftFactor);
         if (result.outcome === 'granted' && validUntil > now()) {
-          const lock = new Lock(this, resources, keys, value, ttl, validUntil, result.token);
+          const lock = Lock.create(this, resources, keys, value, ttl, validUntil, result.token);
           if (shape) setShape(lock, shape.kind === 'permit' ? { ...shape, slot: sharedResult!.slot } : shape);
           if (budget.stopped) {
             void this.cleanUp(attempt, () => this.releaseHeld(lock, context.timeout, true).settled);

@@ -6,7 +6,7 @@ import { quote } from '../errors/quote.js';
 import { RedlockConfigError } from '../errors/redlock-config.error.js';
 import { now } from '../core/clock.js';
 import { resolveHoldOptions, type ResolvedHoldOptions } from '../core/hold-options.js';
-import { Lock, type LockIssuer } from '../core/lock.js';
+import { Lock } from '../core/lock.js';
 import { enterChain } from '../core/lock-context.js';
 import {
   checkLockMode,
@@ -53,7 +53,7 @@ export interface StubAcquisition {
  * redlock.simulateLoss('order:8');            // aborts the signal of the lock held on order:8
  * @publicApi
  */
-export class RedlockTestingService implements LockIssuer {
+export class RedlockTestingService {
   /** The options in force, defaults filled in (`nodes` are three names; nothing is connected). */
   readonly options: ResolvedRedlockOptions;
   /** As for three masters. */
@@ -349,7 +349,7 @@ export class RedlockTestingService implements LockIssuer {
         `Could not lock ${quote(resources)}: ${quote([...busy, ...heldHere])} held by another holder (simulated by RedlockTestingService).`,
       );
     }
-    const lock = new Lock(
+    const lock = Lock.create(
       this,
       resources,
       resources.map((r) => this.options.keyPrefix + r),
