@@ -9,7 +9,7 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { ProxyFarm } from '../../chaos/proxy.js';
 import { LockAcquisitionError, type Redlock } from '../../lib/index.js';
-import { resourceName, sleep, useMasters } from './helpers.js';
+import { resourceName, sleep, useMasters } from '../support/index.js';
 
 const set = useMasters(3);
 let farm: ProxyFarm | undefined;

@@ -5,7 +5,7 @@ import { HealthCheck, HealthCheckService, TerminusModule } from '@nestjs/terminu
 import { Test } from '@nestjs/testing';
 import { RedlockModule } from '../../lib/index.js';
 import { RedlockHealthIndicator } from '../../lib/terminus/index.js';
-import { sleep } from '../core/helpers.js';
+import { sleep } from '../support/index.js';
 import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.js';
 
 @Controller('health')
