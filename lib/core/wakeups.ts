@@ -1,16 +1,22 @@
 import type { Redis } from 'ioredis';
 import type { Master } from './master.js';
 import { abortableSleep } from './retry.js';
+import { parseReleaseMessage } from './handoff.js';
 
 /** The pub/sub channel on which a release announces that `key` is free. */
 export function releaseChannelOf(key: string): string {
   return `__quorum-lock__:${key}`;
 }
 
+/** How long a key stays subscribed after its last waiter left, ms. */
+const LINGER_MS = 2_000;
+
 interface KeyQueue {
   readonly tickets: Ticket[];
   /** The value whose release last woke a waiter, so that the N masters' N messages wake one. */
   lastValue: string | undefined;
+  /** The handoff message being counted, and how many masters sent it so far. */
+  handedOver?: { message: string; count: number };
 }
 
 /**
@@ -20,6 +26,9 @@ interface KeyQueue {
 export class Ticket {
   #resume: (() => void) | undefined;
   #wokenEarly = false;
+
+  /** The id of this waiter's ticket on the masters, once it has one (docs/handoff.md). */
+  remoteId: string | undefined;
 
   constructor(
     private readonly wakeups: Wakeups,
@@ -42,6 +51,11 @@ export class Ticket {
       this.#resume = wake && (() => ((woken = true), wake()));
     });
     return woken;
+  }
+
+  /** This waiter's place in this process's queue (0 = first), the best over its keys. */
+  get position(): number {
+    return this.wakeups.positionOf(this);
   }
 
   /** True when this waiter is first in line for one of its keys. */
@@ -75,6 +89,8 @@ export class Ticket {
 export class Wakeups {
   readonly #queues = new Map<string, KeyQueue>();
   #subscribers: Redis[] | undefined;
+  /** Keys nobody waits for any more, still subscribed for a while: a key contended again soon is already listened to. */
+  readonly #lingering = new Map<string, NodeJS.Timeout>();
 
   constructor(
     private readonly masters: readonly Master[],
@@ -92,6 +108,16 @@ export class Wakeups {
   isHead(ticket: Ticket): boolean {
     for (const key of ticket.keys) if (this.#queues.get(key)?.tickets[0] === ticket) return true;
     return false;
+  }
+
+  /** A ticket's place in this process's queues (0 = first), the best over its keys. @internal */
+  positionOf(ticket: Ticket): number {
+    let best = Infinity;
+    for (const key of ticket.keys) {
+      const at = this.#queues.get(key)?.tickets.indexOf(ticket) ?? -1;
+      if (at >= 0 && at < best) best = at;
+    }
+    return best;
   }
 
   /** Queues a new waiter on the keys. */
@@ -125,16 +151,44 @@ export class Wakeups {
     }
   }
 
-  /** A release of `value` on `key` was seen (here or through pub/sub): wake the head waiter once. */
-  released(key: string, value: string): void {
+  /**
+   * A release was seen (here or through pub/sub): wake the head waiter once per released value; or,
+   * when the message names the ticket the key was handed to (`value\nticket`), only that waiter.
+   */
+  released(key: string, message: string): void {
     const queue = this.#queues.get(key);
-    if (!queue || queue.lastValue === value) return;
-    queue.lastValue = value;
-    queue.tickets[0]?.wake();
+    if (!queue || queue.lastValue === message) return;
+    const { ticket } = parseReleaseMessage(message);
+    if (ticket === undefined) {
+      queue.lastValue = message;
+      queue.tickets[0]?.wake();
+      return;
+    }
+    const named = queue.tickets.find((t) => t.remoteId === ticket);
+    if (!named) return; // handed to a waiter of another process
+    // Wake it once a majority of masters has handed it the key: woken by the first, its attempt
+    // could reach a master that has not yet seen the release and split the vote.
+    queue.handedOver = queue.handedOver?.message === message ? { message, count: queue.handedOver.count + 1 } : { message, count: 1 };
+    if (queue.handedOver.count < Math.floor(this.masters.length / 2) + 1) return;
+    queue.lastValue = message;
+    named.wake();
   }
 
   private listen(key: string, on: boolean): void {
     if (!this.subscribe) return;
+    const lingering = this.#lingering.get(key);
+    if (lingering) {
+      clearTimeout(lingering);
+      this.#lingering.delete(key);
+      if (on) return; // still subscribed
+    } else if (!on) {
+      // A waiter that subscribes only when it starts waiting can miss a release that comes sooner
+      // than the SUBSCRIBE: under steady contention the subscription stays.
+      const timer = setTimeout(() => (this.#lingering.delete(key), this.listen(key, false)), LINGER_MS);
+      timer.unref();
+      this.#lingering.set(key, timer);
+      return;
+    }
     const channel = releaseChannelOf(key);
     for (const sub of this.subscribers()) {
       (on ? sub.subscribe(channel) : sub.unsubscribe(channel)).catch(() => undefined);
@@ -158,6 +212,8 @@ export class Wakeups {
 
   /** Closes the subscriber connections (waiters are rejected by the closing signal they wait on). */
   close(): void {
+    for (const timer of this.#lingering.values()) clearTimeout(timer);
+    this.#lingering.clear();
     for (const sub of this.#subscribers ?? []) sub.disconnect();
     this.#subscribers = undefined;
     this.#queues.clear();
