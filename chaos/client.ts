@@ -6,6 +6,7 @@
 import 'reflect-metadata';
 import type * as LibModule from 'nestjs-quorum-lock';
 import { clockReading, sharedNow } from './clock.js';
+import type { LoopStall } from './loop-lag.js';
 import type { FailureRecord, SectionRecord } from './types.js';
 import { createWorkload, type Workload, type WorkloadConfig } from './workload.js';
 
@@ -22,7 +23,7 @@ export type ToClient =
 export type FromClient =
   | { type: 'ready' }
   | { type: 'clock-pong'; n: number; reading: ReturnType<typeof clockReading> }
-  | { type: 'records'; sections: SectionRecord[]; failures: FailureRecord[] }
+  | { type: 'records'; sections: SectionRecord[]; failures: FailureRecord[]; stalls: LoopStall[] }
   | { type: 'probe-result'; record: import('./types.js').ProbeRecord }
   | { type: 'pause-me' }
   | { type: 'stalled'; start: number; end: number }
@@ -36,15 +37,17 @@ const send = (message: FromClient) => new Promise<void>((resolve) => process.sen
 
 let sections: SectionRecord[] = [];
 let failures: FailureRecord[] = [];
+let stalls: LoopStall[] = [];
 let workload: Workload | undefined;
 let armed = false;
 let resume: (() => void) | undefined;
 
 async function flush(): Promise<void> {
-  if (sections.length === 0 && failures.length === 0) return;
-  const batch = { type: 'records' as const, sections, failures };
+  if (sections.length === 0 && failures.length === 0 && stalls.length === 0) return;
+  const batch = { type: 'records' as const, sections, failures, stalls };
   sections = [];
   failures = [];
+  stalls = [];
   await send(batch);
 }
 
@@ -61,6 +64,7 @@ async function handle(message: ToClient): Promise<void> {
       workload = createWorkload(lib, message.config, {
         section: (r) => sections.push(r),
         failure: (r) => failures.push(r),
+        stall: (r) => stalls.push(r),
         pauseBeforeWrite: () => {
           if (!armed) return undefined;
           armed = false;
@@ -83,10 +87,17 @@ async function handle(message: ToClient): Promise<void> {
       armed = true;
       return;
     case 'stall': {
-      // Blocks this process's event loop: no timer, no socket read, no signal listener can run.
-      const start = sharedNow();
-      while (sharedNow() - start < message.ms);
-      await send({ type: 'stalled', start, end: sharedNow() });
+      // Blocks this process's event loop: no timer, no socket read, no signal listener can run. From
+      // a timer callback, as a GC pause in the middle of the program would: after it, the event loop
+      // reads the sockets before it runs the timers that came due meanwhile.
+      const { start, end } = await new Promise<{ start: number; end: number }>((resolve) =>
+        setTimeout(() => {
+          const from = sharedNow();
+          while (sharedNow() - from < message.ms);
+          resolve({ start: from, end: sharedNow() });
+        }, 0),
+      );
+      await send({ type: 'stalled', start, end });
       return;
     }
     case 'disarm':

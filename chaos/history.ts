@@ -27,7 +27,7 @@ export function parseMonitorLine(line: string): { time: string; source: string; 
 /** One thing that happened on a master, on the shared clock. */
 export type MasterEvent =
   /** A command as executed. `lua`: run inside a script; `sv`: the script's ARGV[1] (the lock value, for our scripts). */
-  | { t: number; m: number; kind: 'cmd'; args: string[]; lua: boolean; sv?: string }
+  | { t: number; m: number; kind: 'cmd'; args: string[]; lua: boolean; sv?: string; reload?: boolean }
   /** The master lost its whole dataset (killed without persistence). */
   | { t: number; m: number; kind: 'wipe' }
   /** The master evicted a key (maxmemory). */
@@ -136,7 +136,7 @@ export class MasterHistory {
 
   /** Master `m` restarted from its AOF holding `key` = `value` for `pttl` more ms (read by the harness at `at`). */
   reloaded(m: number, key: string, value: string, pttl: number, at: number): void {
-    this.events.push({ t: at, m, kind: 'cmd', args: ['set', key, value, 'PX', String(pttl)], lua: false });
+    this.events.push({ t: at, m, kind: 'cmd', args: ['set', key, value, 'PX', String(pttl)], lua: false, reload: true });
   }
 
   stop(): void {
@@ -220,7 +220,22 @@ export function analyseHistory(events: readonly MasterEvent[], masterCount: numb
     if (value !== undefined && !firstSeen.has(value)) firstSeen.set(value, t);
   };
 
+  // Eviction events arrive by pub/sub, after the fact: the eviction itself happened while the master
+  // ran a write (often the very SET that then found the key free). A write that finds the key still
+  // held in the model applies a pending eviction of that key on that master first.
+  const pendingEvictions = new Map<string, MasterEvent[]>();
+  for (const e of sorted) if (e.kind === 'evicted') pendingEvictions.set(`${e.m} ${e.key}`, [...(pendingEvictions.get(`${e.m} ${e.key}`) ?? []), e]);
+  const consumed = new Set<MasterEvent>();
+  const evictEarly = (m: number, key: string, t: number) => {
+    const next = pendingEvictions.get(`${m} ${key}`)?.find((x) => !consumed.has(x) && x.t >= t && x.t <= t + 250);
+    if (!next) return;
+    consumed.add(next);
+    const h = close(m, key, t, 'evicted');
+    if (h) pendingRemovals.push({ r: { t, m, key, value: h.value, cause: 'evicted' } });
+  };
+
   for (const e of sorted) {
+    if (consumed.has(e)) continue;
     if (e.kind === 'wipe') {
       for (const key of [...state[e.m].keys()]) {
         const h = live(e.m, key, e.t) && close(e.m, key, e.t, 'wiped');
@@ -235,6 +250,10 @@ export function analyseHistory(events: readonly MasterEvent[], masterCount: numb
     }
     const [name, ...rest] = e.args;
     const op = name.toLowerCase();
+    // The harness scans a restarted master after it answers again, when clients may already have
+    // written to it: a value no master had seen before the restart cannot have come from the AOF (its
+    // own SET is in the history), so only values seen earlier are reloads.
+    if (e.reload && !firstSeen.has(rest[1])) continue;
     if (e.lua) seen(e.sv, e.t);
     if (op === 'set') {
       const [key, value] = rest;
@@ -243,7 +262,11 @@ export function analyseHistory(events: readonly MasterEvent[], masterCount: numb
       const nx = upper.includes('NX');
       const pxAt = upper.indexOf('PX');
       const px = pxAt >= 0 ? Number(rest[pxAt + 1]) : Infinity;
-      const cur = live(e.m, key, e.t);
+      let cur = live(e.m, key, e.t);
+      if (cur && cur.h.value !== value) {
+        evictEarly(e.m, key, e.t);
+        cur = live(e.m, key, e.t);
+      }
       if (nx && cur) continue; // SET NX refused: the key is held
       if (cur && cur.h.value === value) {
         cur.expiresAt = e.t + px;

@@ -135,6 +135,9 @@ function phaseList(args: Args): PhaseSpec[] {
     seconds: args.seconds,
     title: clients ? `${fault}, ${clients} client processes` : fault,
     clients,
+    settings: clients ? { hotWorkers: 1, coldWorkers: 1 } : undefined,
+    // The long holder's majority first: the round a guard that trusts restarted masters fails.
+    variants: fault === 'kill-restart' ? [3, 0, 1, 2] : undefined,
   }));
 }
 
@@ -166,6 +169,7 @@ function mutantPhases(args: Args): PhaseSpec[] {
     title: m.phase.fault,
     lib: join(out, m.name, 'index.js'),
     mutant: m.name,
+    variants: m.phase.variants,
   }));
 }
 

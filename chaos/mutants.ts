@@ -14,7 +14,7 @@ export interface Mutant {
   /** Edits to files under lib/: `find` must occur exactly once. */
   patches: { file: string; find: string; replace: string }[];
   /** The short chaos pass that should catch it: fault type, restart guard. */
-  phase: { fault: FaultKind; guard: boolean };
+  phase: { fault: FaultKind; guard: boolean; variants?: number[] };
 }
 
 export const MUTANTS: Mutant[] = [
@@ -52,13 +52,13 @@ export const MUTANTS: Mutant[] = [
     name: 'no-validity-check',
     bug: 'a quorum won after the TTL is accepted (validity not checked)',
     patches: [{ file: 'core/redlock.ts', find: "if (result.outcome === 'granted' && validUntil > now()) {", replace: "if (result.outcome === 'granted' && (validUntil > now() || true)) {" }],
-    phase: { fault: 'client-stall', guard: true },
+    phase: { fault: 'client-stall', guard: true, variants: [2] }, // stalls of 1.3 × TTL
   },
   {
     name: 'guard-always-trusts',
     bug: 'the restart guard trusts a master that restarted empty at once',
     patches: [{ file: 'core/restart-guard.ts', find: 'trusts(i: number): boolean {\n    if (this.#pending[i]) return false;', replace: 'trusts(i: number): boolean {\n    if (i >= 0) return true;\n    if (this.#pending[i]) return false;' }],
-    phase: { fault: 'kill-restart', guard: true },
+    phase: { fault: 'kill-restart', guard: true, variants: [3] }, // a majority of a long holder's masters, restarted empty
   },
   {
     name: 'no-signal-abort',
@@ -67,7 +67,7 @@ export const MUTANTS: Mutant[] = [
       { file: 'core/lock.ts', find: 'this.#controller?.abort(reason);', replace: '' },
       { file: 'core/lock.ts', find: 'if (this.#lostReason) controller.abort(this.#lostReason);', replace: 'if (this.#lostReason) void 0;' },
     ],
-    phase: { fault: 'master-pause', guard: true },
+    phase: { fault: 'master-pause', guard: true, variants: [2] }, // a majority paused: locks are lost
   },
 ];
 

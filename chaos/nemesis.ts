@@ -15,6 +15,7 @@ import type { WorkloadConfig } from './workload.js';
 export interface RecordSink {
   section(record: SectionRecord): void;
   failure(record: FailureRecord): void;
+  stall?(record: import('./loop-lag.js').LoopStall): void;
 }
 
 /** A lock user: an OS process (`npm run chaos`) or an in-process Nest context (Jest). */
@@ -300,6 +301,30 @@ async function freshHolder(ctx: NemesisContext, minMasters: number, minPttl: num
   return undefined;
 }
 
+/** A hot key held by one value on at least `minMasters` masters, seen again `minAgeMs` later with at least `minPttl` left. */
+async function longHolder(ctx: NemesisContext, minMasters: number, minPttl: number, minAgeMs: number, waitMs: number): Promise<{ key: string; holders: number[] } | undefined> {
+  const deadline = sharedNow() + waitMs;
+  const seen = new Map<string, number>(); // `${key} ${value}` → first seen
+  while (sharedNow() < deadline) {
+    for (const key of ctx.hotKeys) {
+      const reads = await ctx.cluster.inspector.read(key);
+      const byValue = new Map<string, number[]>();
+      reads.forEach((r, i) => {
+        if (r?.value && r.pttl >= minPttl) byValue.set(r.value, [...(byValue.get(r.value) ?? []), i]);
+      });
+      for (const [value, holders] of byValue) {
+        if (holders.length < minMasters) continue;
+        const id = `${key} ${value}`;
+        const first = seen.get(id) ?? sharedNow();
+        seen.set(id, first);
+        if (sharedNow() - first >= minAgeMs) return { key, holders };
+      }
+    }
+    await sleep(10);
+  }
+  return undefined;
+}
+
 /**
  * Cuts client `victim` off from two masters, then waits for one of its hot locks to be held on
  * exactly its three reachable masters (a bare quorum): Kleppmann's set-up for a single master's
@@ -323,7 +348,23 @@ export const schedules: Record<FaultKind, (ctx: NemesisContext) => Promise<Fault
 
   /** kill -9 and restart at once, without persistence. */
   async 'kill-restart'(ctx) {
-    const variant = ctx.variant % 3;
+    const variant = ctx.variant % 4;
+    if (variant === 3) {
+      // Four of the masters of a LONG holder (the same value for 80 ms, so not a 2–40 ms hold about
+      // to release) crash at once, its key fresh (renewed): its contenders retry every ~60 ms, so a guard
+      // that trusts the restarted masters at once hands them a quorum inside its window.
+      const found = await longHolder(ctx, 4, ctx.ttl * 0.75, 80, 4_000);
+      const victims = found ? shuffled(found.holders).slice(0, 4).sort() : [0, 1, 2, 3];
+      const b = openBand(ctx, 'kill-restart', 'majority of a long holder', `majority of a long holder: ${names(victims)} restarted empty${found ? '' : ' (no long holder found)'}`, victims, [],
+        ctx.guard ? undefined : 'plain Redlock: a majority of masters forgot the lock at once and vote again at once');
+      b.band.restarted = victims;
+      b.band.heldOn = found?.holders.length;
+      b.band.killedAt = sharedNow();
+      const restartAt = await ctx.cluster.killAndRestart(victims, 0);
+      b.ended();
+      watchUptime(ctx, b.band, victims, restartAt);
+      return b.healed();
+    }
     if (variant === 0) {
       // A majority crashes at once, timed to hit a holder that has just taken or renewed its lock.
       const found = await freshHolder(ctx, 3, ctx.ttl * 0.85, 3_000);

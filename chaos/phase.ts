@@ -24,6 +24,8 @@ export interface PhaseSpec {
   variants?: number[];
   /** Client processes in this phase (default: the run's). */
   clients?: number;
+  /** Workload settings that differ in this phase (e.g. fewer workers per process when there are many processes). */
+  settings?: Partial<Settings>;
   /** A planted-bug copy of the library for the clients to load (`--mutants`), and its name. */
   lib?: string;
   mutant?: string;
@@ -55,10 +57,11 @@ export async function runPhase(
   cluster: Cluster,
   spec: PhaseSpec,
   clients: readonly ClientHandle[],
-  settings: Settings,
+  phaseSettings: Settings,
   register: FencedRegister,
   log: (line: string) => void = () => undefined,
 ): Promise<PhaseResult> {
+  const settings: Settings = { ...phaseSettings, ...spec.settings };
   await cluster.healAll();
   await setUpMasters(spec.fault, cluster);
   await cluster.waitUptime(2); // a clean start: no master inside the restart guard's window
@@ -75,12 +78,13 @@ export async function runPhase(
     endedAt: 0,
     masterEvents: [],
     clientCycles: {},
+    stalls: [],
   };
   // The masters' own history of this phase's lock keys, recorded before any client starts.
   const masterHistory = new MasterHistory(cluster.masters.map((m) => m.url), `lock:${spec.id}:`);
   await masterHistory.start();
   cluster.history = masterHistory;
-  const sink = { section: (r: PhaseHistory['sections'][number]) => history.sections.push(r), failure: (r: PhaseHistory['failures'][number]) => history.failures.push(r) };
+  const sink = { section: (r: PhaseHistory['sections'][number]) => history.sections.push(r), failure: (r: PhaseHistory['failures'][number]) => history.failures.push(r), stall: (r: PhaseHistory['stalls'][number]) => history.stalls.push(r) };
   await Promise.all(
     clients.map(async (c) =>
       c.start({ ...settings, phase: spec.id, client: c.id, nodes: await cluster.farm.nodesFor(c.id), restartGuard: spec.guard, fencing: spec.fencing, allowEvictingMasters: spec.fault === 'evicting-master' }, sink),

@@ -53,6 +53,7 @@ export class ProcessClient implements ClientHandle {
     if (message.type === 'records') {
       for (const r of message.sections) this.sink?.section(r);
       for (const r of message.failures) this.sink?.failure(r);
+      for (const r of message.stalls) this.sink?.stall?.(r);
       return;
     }
     if (message.type === 'pause-me') {
@@ -121,7 +122,13 @@ export class ProcessClient implements ClientHandle {
   }
 
   async probe(round: number, budgetMs: number): Promise<ProbeRecord> {
-    return (await this.request({ type: 'probe', round, budgetMs }, 'probe-result', budgetMs + 5_000)).record;
+    const startedAt = sharedNow();
+    try {
+      return (await this.request({ type: 'probe', round, budgetMs }, 'probe-result', budgetMs + 5_000)).record;
+    } catch (error) {
+      // No answer in time: a failed probe (the checker fails the run on it), not a crashed harness.
+      return { phase: '', client: this.id, round, startedAt, error: (error as Error).message };
+    }
   }
 
   stopProcess(): void {

@@ -108,8 +108,10 @@ export function renderReport(rows: Row[], clock: ClockCheck, info: RunInfo, svgN
   L.push('## Summary');
   L.push('');
   L.push(`- **${total.toLocaleString('en-US')} lock cycles** (critical sections) in ${rows.length} phases.`);
-  L.push(`- **Mutual-exclusion violations: ${unexpected} unexpected**, and ${expected} in faults that go beyond what the configuration can tolerate. `
-    + 'Those are the demonstrations: plain Redlock with restarts, and a lock key lost on one master (a clock jump) while its holder had only a bare quorum. They are listed per phase below.');
+  const failedChecks = rows.reduce((a, r) => a + r.check.problems.length, 0);
+  L.push(`- **Checks failed: ${failedChecks}** (every check below fails the run; listed per phase in the oracle table).`);
+  L.push(`- **Mutual-exclusion violations: ${unexpected} unexpected**, and ${expected} excused by a cause the masters' own history shows `
+    + '(the first holder held the key on exactly a bare quorum and the fault removed it from one of those masters, or the restart guard was off and a master holding it restarted empty). They are listed per phase below.');
   const minorityInversions = rows.reduce((a, r) => a + r.check.fencing.unexpectedInversions, 0);
   L.push(`- **Fencing:** ${pairs.toLocaleString('en-US')} successive-holder token pairs checked, with ${inversions} inversions. `
     + `${inversions - minorityInversions} of them followed a master restarting empty, which loses its counters for good (beyond the documented guarantee, see docs/fencing.md and Findings); ${minorityInversions} happened with no counter lost${minorityInversions ? ' (unexpected: see Findings)' : ''}. `
@@ -122,6 +124,26 @@ export function renderReport(rows: Row[], clock: ClockCheck, info: RunInfo, svgN
     L.push(`| ${r.spec.id} | ${phaseTitle(r)} | ${c.cycles.total.toLocaleString('en-US')} (${c.cycles.hot} / ${c.cycles.cold.toLocaleString('en-US')}) | **${c.unexpectedViolations}** (${c.violations.length - c.unexpectedViolations}) | ${c.failures.busy} / ${c.failures.unavailable} / ${c.failures.other} | ${f0(c.unavailability.worstGapMs)} | ${f0(c.liveness.maxLatencyMs)} / ${f0(c.liveness.bound)}${c.liveness.failed.length ? ` (${c.liveness.failed.length} failed)` : ''} | ${c.fencing.pairsChecked.toLocaleString('en-US')} / ${c.fencing.inversions.length} / **${c.fencing.staleAcceptedFenced.length}** (${c.fencing.staleAcceptedUnfenced}) | ${c.delivery.onTime} / ${c.delivery.cases} | ${c.keys.afterTtl} |`);
   }
   L.push('');
+  L.push('## The independent oracle');
+  L.push('');
+  L.push('Windows are bounded from the masters\' own history (a `MONITOR` connection per master, eviction notifications, and the harness\'s record of wiped masters), '
+    + 'never from the library\'s `validity` or `signal`: see Definitions. Hot and cold sections are counted separately.');
+  L.push('');
+  L.push('| # | fault | master commands recorded | ME violations hot / cold (excused by cause) | granted after window | check passed after window: unexplained (explained by a pause/stall) | foreign deletes/renewals | failed attempts\' keys left: unexplained (excused by cause) | losses without a fault (renewal silent) | records reported / recorded | keys removed by the fault: cause × count (of a bare quorum) | checks failed |');
+  L.push('|---|---|---|---|---|---|---|---|---|---|---|---|');
+  for (const { result: r, check: c } of rows) {
+    const hot = c.violations.filter((v) => v.resource.includes(':hot:'));
+    const o = c.oracle;
+    L.push(`| ${r.spec.id} | ${phaseTitle(r)} | ${o.events.toLocaleString('en-US')} | ${hot.length} / ${c.violations.length - hot.length} (${c.violations.length - c.unexpectedViolations}) | ${o.grantedAfterWindow} | ${o.checkAfterWindow.unexplained} (${o.checkAfterWindow.explained}) | ${o.foreignWrites} | ${o.orphanKeys} (${o.orphansExcused}) | ${o.unexplainedLosses} (${o.silentLosses}) | ${o.records.reported.toLocaleString('en-US')} / ${o.records.recorded.toLocaleString('en-US')} | ${o.removals.map((x) => `${x.cause} × ${x.count} (${x.bareQuorum})`).join(', ') || '–'} | ${c.problems.length ? c.problems.map((p) => `**${p.check}** (${p.count})`).join('; ') : 'none'} |`);
+  }
+  L.push('');
+  const excused = rows.flatMap((r) => r.check.violations.filter((v) => v.expected).map((v) => ({ r, v })));
+  if (excused.length) {
+    L.push('Violations excused by cause (first 8):');
+    L.push('');
+    for (const { r, v } of excused.slice(0, 8)) L.push(`- ${r.result.spec.id} ${v.resource}: ${v.first.id} / ${v.second.id}, ${f1(v.overlapMs)} ms: ${v.cause}.`);
+    L.push('');
+  }
   const findings = renderFindings(rows, s.ttl);
   if (findings.length) {
     L.push('## Findings');
@@ -155,13 +177,18 @@ export function renderReport(rows: Row[], clock: ClockCheck, info: RunInfo, svgN
   L.push('## Definitions');
   L.push('');
   L.push('- **Lock cycle:** one critical section. The lock is granted, the work runs (the signal is checked every 40 ms), the commit is written to the register, and the lock is released.');
-  L.push('- **Lock window:** `[start, min(end, signal aborted, validity deadline)]`. It runs from the first instruction under the lock to the last, and it is cut short when the library declared the lock lost or when the validity it computed ran out. '
-    + 'The deadline is read from `lock.validity` after each extension. **A mutual-exclusion violation** is two lock windows on one resource that overlap on the shared clock, so the lock service granted a lock that another holder was still entitled to trust. '
-    + 'A violation counts as *beyond* when the fault exceeds what the configuration can tolerate (the band says why). Any other violation is *unexpected* and fails the run.');
+  L.push('- **Lock window (independent):** `[start, min(end, bound)]`. The bound does not read the library: the attempt began no later than the first master executed a command carrying its random lock value (less any link delay the nemesis added), '
+    + 'so the holder is entitled to at most that instant + TTL − drift (1 % + 2 ms). An `extend()` call, stamped by the harness before the call, moves the bound to its stamp + TTL − drift only if a quorum of masters renewed (or re-took) the value after the stamp. '
+    + '**A mutual-exclusion violation** is two such windows on one resource that overlap on the shared clock while both holders ran. It is *excused* only by a cause shown in the masters\' history: the first holder\'s value held the key on exactly a bare quorum just before the fault deleted or evicted it on one of those masters, or the restart guard was off and a master holding it was wiped. Any other violation fails the run.');
+  L.push('- **Also failing the run:** a section whose value fewer than a quorum of masters ever held (grant without a majority), or that no master was seen to hold; a section that began after its bound; a signal check passed after the bound by a client that was not paused or stalled across it; an extension the library reported but no quorum of masters confirmed; '
+    + 'a Lua delete or renewal of a key holding another value; keys of a failed attempt left to expire with no cause shown (a fault on the path to that master when the others executed the release, or the attempt\'s client stopped or its event loop measured stalled for all but one command timeout of the key\'s life); a lock lost with no fault and no pause of its holder, after its holder\'s loop could run (measured stalls subtracted) for half a TTL with no extend() attempted; lock-loss delivery more than 5 ms late unless that client was stopped or its measured event-loop stall covers all but 5 ms from the deadline to the delivery; a read of `signal.aborted` that returned false after the deadline (never excused); stale fenced writes and token inversions with no counter lost; missing tokens; '
+    + 'liveness probes failed or over their bound; sections a client reported but the harness did not record; register entries of no recorded section; keys left after release; acquisition errors other than busy/unavailable.');
   L.push('- **Fencing:** each pair of successive holders of a resource (in start order) must have strictly increasing `fencingToken`s. '
     + 'The register runs on its own redis-server and accepts a write only if its token is above the highest it has seen, using a Lua script. '
     + 'A **stale write accepted** is a write accepted after a write from a holder that was granted the lock later. The same writes also go to an unfenced log, which shows what the resource would have seen without fencing.');
-  L.push('- **Lock-loss delivery:** covers every lock that was declared lost, or whose validity ran out while its holder was still in the section. Its signal must abort before the validity deadline. Each case where it did not is listed with the reason.');
+  L.push('- **Lock-loss delivery:** covers every lock that was declared lost, or whose validity ran out while its holder was still in the section. Its signal must abort before the validity deadline. Each case where it did not is listed with the reason. '
+    + 'Two measures: the abort event (what a listener such as `fetch` sees; it needs a timer, so a stalled loop delays it), and what the section\'s own code observed (each read of `signal.aborted` is stamped before it; the library checks the deadline on read, so a read after the deadline must say aborted). '
+    + '**Event-loop stalls** are measured in every client by a timer due every 2 ms: each gap over 8 ms between two of its runs is a stall of that process, on the shared clock (`chaos/loop-lag.ts`).');
   L.push('- **Worst unavailability:** the longest time any single client went without being granted any lock while the nemesis ran.');
   L.push(`- **Liveness:** after each round heals, every client acquires a fresh resource. The bound is TTL + retry budget + 1 s reconnect back-off, plus the restart guard's window (TTL + drift + 1 s of uptime rounding) when masters restarted with the guard on.`);
   L.push('- **Keys left:** \`lock:*\` keys scanned on every master right after all clients closed. Any found are scanned again one TTL later. A key still there then outlived its release, and the count in the table is that second number.');
@@ -216,7 +243,7 @@ export function renderReport(rows: Row[], clock: ClockCheck, info: RunInfo, svgN
       reasons.set(key, (reasons.get(key) ?? 0) + 1);
     }
     L.push(`- Lock-loss delivery: ${c.delivery.cases} locks were lost, or ran out of validity while still in use. For ${c.delivery.onTime} of them the signal aborted before the deadline`
-      + `${c.delivery.tightestMarginMs !== undefined ? `, with the tightest margin ${f1(c.delivery.tightestMarginMs)} ms` : ''}. ${c.delivery.late.length} were late${c.delivery.late.length ? ':' : '.'}`);
+      + `${c.delivery.tightestMarginMs !== undefined ? `, with the tightest margin ${f1(c.delivery.tightestMarginMs)} ms` : ''}. Reads of \`signal.aborted\` that returned false after the deadline: ${c.delivery.heldReads}. ${c.delivery.late.length} abort events were late${c.delivery.late.length ? ':' : '.'}`);
     for (const [why, n] of reasons) L.push(`  - ${n} × ${why}`);
     for (const l of c.delivery.late.slice(0, 3)) L.push(`    - e.g. ${l.id} on ${l.resource}: ${f1(l.lateMs)} ms late`);
     L.push(`- Lock keys: ${c.keys.afterClose} right after close, and ${c.keys.afterTtl} one TTL later.`);
@@ -410,10 +437,15 @@ function renderFindings(rows: Row[], ttl: number): string[] {
   }
   const late = rows.flatMap((r) => r.check.delivery.late);
   const unexplained = late.filter((l) => l.why.startsWith('unexplained'));
+  const stalled = late.filter((l) => l.why.startsWith('stalled'));
   const cases = rows.reduce((a, r) => a + r.check.delivery.cases, 0);
+  const heldReads = rows.reduce((a, r) => a + r.check.delivery.heldReads, 0);
+  const stallCount = rows.reduce((a, r) => a + (r.result.stalls ?? []).length, 0);
+  const longest = Math.max(0, ...rows.flatMap((r) => (r.result.stalls ?? []).map((x) => x.end - x.start)));
   out.push(
-    `**Lock-loss delivery.** ${cases} locks were lost or ran out of validity while still in use. ${cases - late.length} were signalled before their deadline. ${late.length - unexplained.length} were late because the holder's process was stopped across its deadline, and no timer can run in a stopped process, so only fencing protects that case. `
-      + `${unexplained.length ? `**${unexplained.length} were late for no fault of the harness** (see the per-phase sections).` : 'None was late for any other reason.'}`,
+    `**Lock-loss delivery.** ${cases} locks were lost or ran out of validity while still in use. ${cases - late.length} were signalled before their deadline. ${late.length - unexplained.length - stalled.length} were late because the holder's process was stopped across its deadline (no timer can run in a stopped process, so only fencing protects that case), and ${stalled.length} because that client's own event loop was measured stalled from the deadline to the delivery (CPU starvation of the client process on this loaded machine: the clients recorded ${stallCount.toLocaleString('en-US')} stalls over 8 ms, the longest ${f0(longest)} ms). `
+      + `${unexplained.length ? `**${unexplained.length} were late with no stall or pause to explain it** (see the per-phase sections).` : 'None was late for any other reason.'} `
+      + `Reads of \`signal.aborted\` by the sections' own code that returned false after the deadline: **${heldReads}**.`,
   );
   return out;
 }

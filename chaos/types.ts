@@ -30,6 +30,12 @@ export interface SectionRecord {
   deadline: number;
   /** When the lock's signal aborted, if it did. */
   abortedAt?: number;
+  /**
+   * The largest time by which a read of `signal.aborted` that returned false came after the deadline
+   * (ms; undefined: none did). The read is stamped before it and the deadline is read after, so the
+   * figure can only err low: a correct library never gives one.
+   */
+  heldReadAfterDeadlineMs?: number;
   /** The deadline known just before the signal aborted. */
   deadlineAtAbort?: number;
   abortReason?: string;
@@ -152,4 +158,6 @@ export interface PhaseHistory {
   masterEvents: import('./history.js').MasterEvent[];
   /** How many sections each client said it ran (to compare with the records received). */
   clientCycles: Record<string, number>;
+  /** Each client's measured event-loop stalls (loop-lag.ts). */
+  stalls: import('./loop-lag.js').LoopStall[];
 }

@@ -13,6 +13,7 @@ import { NestFactory } from '@nestjs/core';
 import { setImmediate as tick, setTimeout as sleep } from 'node:timers/promises';
 import type * as LibModule from 'nestjs-quorum-lock';
 import { sharedNow } from './clock.js';
+import { monitorLoopLag, type LoopStall } from './loop-lag.js';
 import { FencedRegister } from './register.js';
 import type { FailureRecord, ProbeRecord, SectionRecord } from './types.js';
 
@@ -52,6 +53,8 @@ export interface WorkloadConfig {
 export interface WorkloadHooks {
   section(record: SectionRecord): void;
   failure(record: FailureRecord): void;
+  /** A measured stall of this client's event loop (loop-lag.ts). */
+  stall?(record: LoopStall): void;
   /**
    * Called in a hot section between the signal check and the commit write. Returns a promise when a
    * targeted pause is armed (the writer then waits for it, stopped), undefined otherwise.
@@ -97,9 +100,22 @@ export function createWorkload(lib: Lib, config: WorkloadConfig, hooks: Workload
     rec.start = sharedNow();
     rec.value = lock.value;
     rec.fencingToken = lock.fencingToken;
+    // Validity first, the clock after: a preemption in between can only move the deadline later.
     const track = () => {
       const validity = lock.validity;
-      if (validity > 0) rec.deadline = sharedNow() + validity;
+      const at = sharedNow();
+      if (validity > 0) rec.deadline = at + validity;
+    };
+    // What the user's code observes: a read of `signal.aborted`, stamped before the read. A false
+    // read after the deadline (re-read after an extension) is a lock-loss the code could not see.
+    const aborted = (): boolean => {
+      const at = sharedNow();
+      const value = signal.aborted;
+      if (!value) {
+        track();
+        if (at > rec.deadline!) rec.heldReadAfterDeadlineMs = Math.max(rec.heldReadAfterDeadlineMs ?? 0, at - rec.deadline!);
+      }
+      return value;
     };
     track();
     rec.deadline ??= rec.start;
@@ -132,14 +148,14 @@ export function createWorkload(lib: Lib, config: WorkloadConfig, hooks: Workload
     for (const ms of plan.chunks) {
       await sleep(ms);
       track();
-      if (signal.aborted) {
+      if (aborted()) {
         rec.stoppedEarly = true;
         break;
       }
     }
     // The commit: check the signal, then write. A pause between the two is what fencing is for.
     rec.checkedAt = sharedNow();
-    rec.abortedAtCheck = signal.aborted;
+    rec.abortedAtCheck = aborted();
     const pause = plan.hot && !rec.abortedAtCheck ? hooks.pauseBeforeWrite?.() : undefined;
     if (pause) {
       rec.pausedBeforeWrite = true;
@@ -187,7 +203,7 @@ export function createWorkload(lib: Lib, config: WorkloadConfig, hooks: Workload
         fencing: config.fencing,
         ...retry,
         // The library refuses evicting masters unless told otherwise; only the evicting-master phase opts in.
-        ...((config.allowEvictingMasters ? { allowEvictingMasters: true } : {}) as object),
+        allowEvictingMasters: config.allowEvictingMasters ?? false,
       }),
     ],
     providers: [LockedSections, UsingSections],
@@ -195,6 +211,7 @@ export function createWorkload(lib: Lib, config: WorkloadConfig, hooks: Workload
   class ChaosClientModule {}
 
   let app: INestApplicationContext | undefined;
+  let stopLagMonitor: (() => void) | undefined;
   let running = false;
   let seq = 0;
   let cycles = 0;
@@ -252,6 +269,7 @@ export function createWorkload(lib: Lib, config: WorkloadConfig, hooks: Workload
       return cycles;
     },
     async start() {
+      stopLagMonitor = monitorLoopLag(client, (stall) => hooks.stall?.(stall));
       await register.connect();
       app = await NestFactory.createApplicationContext(ChaosClientModule, { logger: ['error'] });
       await app.init();
@@ -264,6 +282,7 @@ export function createWorkload(lib: Lib, config: WorkloadConfig, hooks: Workload
       await Promise.all(workers);
       await app?.close();
       register.close();
+      stopLagMonitor?.();
     },
     async probe(round, budgetMs) {
       const startedAt = sharedNow();

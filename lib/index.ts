@@ -29,5 +29,13 @@ export {
 export { MAX_RESOURCES } from './core/resources.js';
 export * from './errors/index.js';
 export * from './filters/index.js';
-export type { LockInspection, MasterHolding } from './core/inspect.js';
+export type {
+  LockInspection,
+  MasterHolding,
+  MasterPermit,
+  MasterReader,
+  PermitSlotInspection,
+  PermitsInspection,
+  SharedHolderInspection,
+} from './core/inspect.js';
 export type { AcquireContext, AcquireOutcome, LockLostMessage, LockOperationContext } from './ops/diagnostics.js';

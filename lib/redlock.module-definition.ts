@@ -2,9 +2,9 @@ import { ConfigurableModuleBuilder } from '@nestjs/common';
 import type { RedlockOptions } from './core/options.js';
 
 /**
- * Options of `RedlockModule.forRoot()`: the `Redlock` options (`nodes`, `keyPrefix`, `ttl`,
- * `driftFactor`, `retryCount`, `retryDelay`, `retryJitter`, `acquireTimeout`, `commandTimeout`,
- * `connectTimeout`). `isGlobal` (default true) is given beside them.
+ * Options of `RedlockModule.forRoot()`: the `Redlock` options (`RedlockOptions`; each one's type,
+ * default and meaning are declared once in `REDLOCK_OPTIONS`, lib/core/options.ts, and listed in the
+ * README's option table). `isGlobal` (default true) is given beside them.
  *
  * @example
  * RedlockModule.forRoot({ nodes: ['redis://a:6379', 'redis://b:6379', 'redis://c:6379'], isGlobal: true });
@@ -27,13 +27,9 @@ export interface RedlockOptionsFactory {
   createRedlockOptions(): RedlockModuleOptions | Promise<RedlockModuleOptions>;
 }
 
-export const {
-  ConfigurableModuleClass: ConfigurableRedlockModule,
-  MODULE_OPTIONS_TOKEN: REDLOCK_MODULE_OPTIONS,
-  OPTIONS_TYPE: REDLOCK_OPTIONS_TYPE,
-  ASYNC_OPTIONS_TYPE: REDLOCK_ASYNC_OPTIONS_TYPE,
-} = new ConfigurableModuleBuilder<RedlockModuleOptions>({ moduleName: 'Redlock' })
-  .setClassMethodName('forRoot')
-  .setFactoryMethodName('createRedlockOptions')
-  .setExtras({ isGlobal: true }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
-  .build();
+export const { ConfigurableModuleClass: ConfigurableRedlockModule, MODULE_OPTIONS_TOKEN: REDLOCK_MODULE_OPTIONS } =
+  new ConfigurableModuleBuilder<RedlockModuleOptions>({ moduleName: 'Redlock' })
+    .setClassMethodName('forRoot')
+    .setFactoryMethodName('createRedlockOptions')
+    .setExtras({ isGlobal: true }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
+    .build();

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { driftOf } from '../core/clock.js';
-import { inspectResource, type LockInspection } from '../core/inspect.js';
+import { inspectResource, type LockInspection, type MasterHolding } from '../core/inspect.js';
 import type { Master } from '../core/master.js';
 import { REDLOCK_DEFAULTS } from '../core/options.js';
 import { quorumOf } from '../core/votes.js';
@@ -12,6 +12,8 @@ const USAGE = `Usage:
 
 inspect  lists the locks held under the prefix (SCAN, never KEYS): per-master agreement, the
          conservative time left, fencing counters. pattern is a glob on the resource (default *).
+         Read-write locks show one row per reader (STATE read); counting locks one row per
+         held permit slot (STATE permit i/limit).
 masters  shows each master: reachable, role, uptime, whether the restart guard would count it for
          locks up to --ttl ms, and its maxmemory-policy (anything but noeviction can drop a lock).
 Read-only: nothing is written. Passwords in URLs are never printed.`;
@@ -74,17 +76,33 @@ async function connectAll(nodes: readonly Node[]): Promise<(Error | undefined)[]
   );
 }
 
-/** Every key matching `match` on one master, by SCAN (never KEYS), up to `limit`. */
+/**
+ * Every lock key matching `match` on one master, by SCAN (never KEYS), up to `limit`: strings
+ * (exclusive locks, permit slots, limit records) and sorted sets (readers of read-write locks).
+ */
 async function scanKeys(client: Redis, match: string, limit: number): Promise<string[]> {
   const found: string[] = [];
-  let cursor = '0';
-  do {
-    const [next, keys] = await client.scan(cursor, 'MATCH', match, 'COUNT', 1000, 'TYPE', 'string');
-    found.push(...keys);
-    cursor = next;
-  } while (cursor !== '0' && found.length < limit);
+  for (const type of ['string', 'zset']) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await client.scan(cursor, 'MATCH', match, 'COUNT', 1000, 'TYPE', type);
+      found.push(...keys);
+      cursor = next;
+    } while (cursor !== '0' && found.length < limit);
+  }
   return found.slice(0, limit);
 }
+
+/** The keys a counting or read-write lock keeps beside its own: `:permit:<i>`, `:limit`, `:writer-waiting`. */
+const SHARED_SUFFIX = /:(?:permit:\d+|limit|writer-waiting)$/;
+
+/** True when the view shows anything held or waiting on some master. */
+const occupied = (v: LockInspection): boolean =>
+  v.agreeing > 0 ||
+  v.readers.length > 0 ||
+  v.writerWaiting ||
+  v.permits !== undefined ||
+  v.masters.some((m) => m.writerWaiting);
 
 function table(rows: string[][]): string {
   const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
@@ -214,24 +232,30 @@ async function inspect(
     }),
   );
   const masters = nodes.map((n) => ({ label: n.label, client: n.client }) as unknown as Master);
-  const resources = [...keys]
-    .sort()
-    .slice(0, limit)
-    .map((k) => k.slice(prefix.length));
-  const views: LockInspection[] = [];
-  for (const resource of resources) {
-    views.push(
-      await inspectResource(
-        masters,
-        quorum,
-        timeout,
-        REDLOCK_DEFAULTS.driftFactor,
-        resource,
-        prefix + resource,
-        fencingPrefix + resource,
-        false,
-      ),
+  const view = (resource: string): Promise<LockInspection> =>
+    inspectResource(
+      masters,
+      quorum,
+      timeout,
+      REDLOCK_DEFAULTS.driftFactor,
+      resource,
+      prefix + resource,
+      fencingPrefix + resource,
+      false,
     );
+  // A permit slot, limit record or writer intent is shown under its lock's resource; should that
+  // resource show nothing, the key is a lock of its own whose name merely ends that way.
+  const byResource = new Map<string, string[]>();
+  for (const k of keys) {
+    const resource = k.slice(prefix.length).replace(SHARED_SUFFIX, '');
+    byResource.set(resource, [...(byResource.get(resource) ?? []), k.slice(prefix.length)]);
+  }
+  const views: LockInspection[] = [];
+  for (const [resource, names] of [...byResource].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    if (views.length >= limit) break;
+    const v = await view(resource);
+    if (occupied(v)) views.push(v);
+    else for (const name of names) if (name !== resource) views.push(await view(name));
   }
   if (json) {
     const report = {
@@ -253,27 +277,67 @@ async function inspect(
     return;
   }
   const rows = [['RESOURCE', 'STATE', 'AGREE', 'VALID FOR', 'FENCE', 'HOLDER', ...nodes.map((n) => n.label)]];
+  const fence = (v: LockInspection): string => (v.fencingCounter === undefined ? '-' : String(v.fencingCounter));
+  const cell = (m: MasterHolding, holder: string | null, pttl: number | null | undefined, expected: string): string =>
+    m.error
+      ? 'error'
+      : holder === null
+        ? '-'
+        : `${holder === expected ? '' : `${short(holder)} `}${formatMs(pttl ?? 0)}`;
+  /** One row per reader and per held permit slot, beside the exclusive holder's row. */
+  const sharedRows = (v: LockInspection): string[][] => [
+    ...v.readers.map((r) => [
+      v.resource,
+      `${r.held ? 'read' : 'read minority'}${v.writerWaiting ? ' (writer waiting)' : ''}`,
+      `${r.agreeing}/${nodes.length}`,
+      r.held ? formatMs(r.validity) : '-',
+      fence(v),
+      short(r.value),
+      ...v.masters.map((m) => {
+        const mine = m.readers?.find((x) => x.value === r.value);
+        return cell(m, mine ? mine.value : null, mine?.pttl, r.value);
+      }),
+    ]),
+    ...(v.permits?.slots ?? []).map((s) => [
+      v.resource,
+      `${s.held ? 'permit' : 'permit minority'} ${s.slot + 1}/${v.permits!.limit}`,
+      `${s.agreeing}/${nodes.length}`,
+      s.held ? formatMs(s.validity) : '-',
+      fence(v),
+      short(s.value),
+      ...v.masters.map((m) => {
+        const p = m.permits?.find((x) => x.slot === s.slot);
+        return cell(m, p?.holder ?? null, p?.pttl, s.value);
+      }),
+    ]),
+  ];
   for (const v of views) {
+    const shared = sharedRows(v);
+    if (v.agreeing === 0 && shared.length > 0) {
+      rows.push(...shared);
+      continue;
+    }
     const state = v.held
       ? 'held'
       : v.agreeing > 0 && v.masters.some((m) => m.holder !== null && m.holder !== v.holder)
         ? 'split'
-        : 'minority';
-    rows.push([
-      v.resource,
-      state,
-      `${v.agreeing}/${nodes.length}`,
-      v.held ? formatMs(v.validity) : '-',
-      v.fencingCounter === undefined ? '-' : String(v.fencingCounter),
-      short(v.holder),
-      ...v.masters.map((m) =>
-        m.error
-          ? 'error'
-          : m.holder === null
-            ? '-'
-            : `${m.holder === v.holder ? '' : `${short(m.holder)} `}${formatMs(m.pttl ?? 0)}`,
-      ),
-    ]);
+        : v.agreeing > 0
+          ? 'minority'
+          : v.writerWaiting
+            ? 'writer waiting'
+            : 'free';
+    rows.push(
+      [
+        v.resource,
+        state,
+        `${v.agreeing}/${nodes.length}`,
+        v.held ? formatMs(v.validity) : '-',
+        fence(v),
+        short(v.holder),
+        ...v.masters.map((m) => cell(m, m.holder, m.pttl, v.holder ?? '')),
+      ],
+      ...shared,
+    );
   }
   out.write(header + table(rows));
 }

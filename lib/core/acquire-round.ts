@@ -80,7 +80,7 @@ const multi: AcquireRoundKind = {
 export const ROUND_KINDS: AcquireRoundKind[] = [ticketed, fenced, single, multi];
 
 /** The kind of round for a request. */
-export function roundKindOf(request: AcquireRequest): AcquireRoundKind {
+function roundKindOf(request: AcquireRequest): AcquireRoundKind {
   return ROUND_KINDS.find((kind) => kind.applies(request))!;
 }
 

@@ -14,8 +14,9 @@ export interface HoldOptions {
   /**
    * What to do when another holder has the lock: `'wait'` (retry as configured) or `'skip'` (do not
    * run; `using()` and `@Locked` resolve to `undefined`, `acquire()` to `undefined`). With `'skip'`,
-   * `retryCount` defaults to 0. When Redis, not another holder, stood in the way (`busy` false), the
-   * call still rejects with `LockAcquisitionError`. @default 'wait'
+   * `retryCount` defaults to 0, but a split vote (some master granted this call, no quorum: a
+   * simultaneous contender) is tried again after a few ms before skipping. When Redis, not another
+   * holder, stood in the way (`busy` false), the call still rejects with `LockAcquisitionError`. @default 'wait'
    */
   onBusy?: 'wait' | 'skip';
   /**

@@ -117,8 +117,13 @@ export class Leadership implements AsyncDisposable {
   /** The state last emitted to `changes`. */
   #leading = false;
 
-  /** @internal Use `redlock.lead()`. */
-  constructor(
+  /** Starts a campaign for `redlock.lead()`. @internal */
+  static create(campaigner: Campaigner, resource: string, settings: CampaignSettings): Leadership {
+    return new Leadership(campaigner, resource, settings);
+  }
+
+  /** Campaigns come from `redlock.lead()`, never from application code. */
+  private constructor(
     campaigner: Campaigner,
     /** The resource led (without the key prefix). */
     readonly resource: string,

@@ -108,7 +108,12 @@ export class ChainEntry {
   readonly #leaves: (() => void)[];
 
   /** @internal */
-  constructor(
+  static create(inherited: readonly Lock[], missing: readonly string[], leaves: (() => void)[]): ChainEntry {
+    return new ChainEntry(inherited, missing, leaves);
+  }
+
+  /** Entries come from `enterChain`. */
+  private constructor(
     /** Locks of open frames of this call chain that cover some of the resources. */
     readonly inherited: readonly Lock[],
     /** The resources no open frame of the chain holds: acquire them. */
@@ -173,7 +178,7 @@ export function enterChain(
     } else missing.push(name);
   }
   // Nothing inherited (the common case): no turn to wait for, so no tick lost before acquiring.
-  if (frames.size === 0) return new ChainEntry([], missing, []);
+  if (frames.size === 0) return ChainEntry.create([], missing, []);
   const ordered = [...frames].sort((a, b) => a.id - b.id);
   if (options.skip && ordered.some((f) => f.isBusy)) return undefined;
   return enterFrames(ordered, inherited, missing, options.signal);
@@ -194,7 +199,7 @@ async function enterFrames(
     for (const leave of leaves) leave();
     throw error;
   }
-  return new ChainEntry([...inherited], missing, leaves);
+  return ChainEntry.create([...inherited], missing, leaves);
 }
 
 /** The innermost open frame of the chain holding `key` for `issuer`; throws the reason of a lost one. */

@@ -33,10 +33,10 @@ export interface LockModeOptions {
   limit?: number;
 }
 
-/** What a lock is, beyond the plain mutex. @internal */
+/** What a lock is, beyond the plain mutex. */
 export type SharedShape = { readonly kind: 'read' } | { readonly kind: 'permit'; readonly limit: number; slot: number };
 
-/** The shape a call asks for: undefined = the mutex (write). @internal */
+/** The shape a call asks for: undefined = the mutex (write). */
 export type RequestedShape = SharedShape | undefined;
 
 /**

@@ -34,8 +34,21 @@ export class Lock implements AsyncDisposable {
   #stopRenewal: (() => void) | undefined;
   #releaseRequested = false;
 
-  /** @internal */
-  constructor(
+  /** Creates the handle of a lock `issuer` has just won. @internal */
+  static create(
+    issuer: LockIssuer,
+    resources: readonly string[],
+    keys: readonly string[],
+    value: string,
+    ttl: number,
+    validUntil: number,
+    fencingToken?: number,
+  ): Lock {
+    return new Lock(issuer, resources, keys, value, ttl, validUntil, fencingToken);
+  }
+
+  /** Locks come from `Redlock` (`acquire`, `tryAcquire`, `using`), never from application code. */
+  private constructor(
     private readonly issuer: LockIssuer,
     /** The resources this lock covers, without the key prefix. */
     readonly resources: readonly string[],
@@ -189,11 +202,6 @@ export class Lock implements AsyncDisposable {
     this.#lossTimer = undefined;
     this.#controller?.abort(reason);
     this.issuer.lockLost?.(this, reason);
-  }
-
-  /** True once `markLost` ran. @internal */
-  get isLost(): boolean {
-    return this.#state === 'lost';
   }
 
   /** Arms (or re-arms) the timer that aborts the signal before validity ends. @internal */

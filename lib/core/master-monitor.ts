@@ -11,7 +11,8 @@ import type { GuardReason, IdentityChange, RestartGuard } from './restart-guard.
  * `restarted`, `failover`), or
  * - `duplicate`: it is the same Redis server (same `run_id`) as an earlier entry of `nodes`;
  * - `evicting-policy`: its `maxmemory-policy` can evict lock keys and `allowEvictingMasters` is off;
- * - `unreachable`: it is not connected.
+ * - `unreachable`: it is not connected, or (seen by `refreshMasterStates()`) its connection is up but it
+ *   did not answer in time: a paused or hung server.
  *
  * @example
  * const down = redlock.masterStates().filter((m) => m.distrust === 'unreachable').map((m) => m.label);
@@ -33,7 +34,7 @@ export interface MasterState {
   readonly label: string;
   /** The connection is ready. */
   readonly connected: boolean;
-  /** Its votes count now: connected, and neither distrusted by the restart guard nor excluded. */
+  /** Its votes count now: connected (and answering the last `refreshMasterStates()`), and neither distrusted by the restart guard nor excluded. */
   readonly trusted: boolean;
   /**
    * Milliseconds until its votes count again, 0 when trusted; never `Infinity`. While the time is
@@ -147,6 +148,8 @@ export class MasterMonitor {
   readonly #probes: Probe[];
   readonly #generation: number[];
   readonly #inflight: (Promise<void> | undefined)[];
+  /** Set when a `refresh()` probe got no answer in time (a hung master keeps its connection); cleared by the next answer. */
+  readonly #unanswered: (string | undefined)[];
   readonly #unwatch: (() => void)[];
   readonly #warnedPolicy: (string | undefined)[];
   readonly #reportedDuplicate: (string | undefined)[];
@@ -163,6 +166,7 @@ export class MasterMonitor {
     this.#probes = masters.map(() => ({}));
     this.#generation = new Array<number>(n).fill(0);
     this.#inflight = new Array<Promise<void> | undefined>(n).fill(undefined);
+    this.#unanswered = new Array<string | undefined>(n).fill(undefined);
     this.#warnedPolicy = new Array<string | undefined>(n).fill(undefined);
     this.#reportedDuplicate = new Array<string | undefined>(n).fill(undefined);
     this.#trustTimers = new Array<NodeJS.Timeout | undefined>(n).fill(undefined);
@@ -187,7 +191,7 @@ export class MasterMonitor {
   }
 
   /** Reads master `i`'s `INFO` (and `CONFIG GET` when `INFO` lacks the memory policy). */
-  private probe(i: number): Promise<void> {
+  private probe(i: number): Promise<boolean> {
     const generation = ++this.#generation[i];
     const client = this.masters[i].client;
     const asked = now();
@@ -220,11 +224,12 @@ export class MasterMonitor {
       if (generation !== this.#generation[i] || this.#closed) return;
       this.record(i, probe, asked);
     };
-    const timeout = new Promise<void>((resolve) => setTimeout(resolve, this.options.probeTimeout).unref());
-    const done = Promise.race([run(), timeout]).catch(() => {
-      // No answer: the guard keeps the master distrusted ('unknown') until the next probe.
-    });
-    this.#inflight[i] = done;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(resolve, this.options.probeTimeout, false)).unref());
+    const done = Promise.race([run().then(() => true), timeout])
+      .catch(() => false) // No answer: the guard keeps the master distrusted ('unknown') until the next probe.
+      .finally(() => clearTimeout(timer));
+    this.#inflight[i] = done.then(() => undefined);
     return done;
   }
 
@@ -243,6 +248,7 @@ export class MasterMonitor {
       else change = 'same';
     }
     this.#probes[i] = probe;
+    this.#unanswered[i] = undefined;
     const wasTrusted = this.guard?.trusts(i) ?? true;
     this.guard?.observed(i, change, probe.uptimeMs ?? 0, asked);
     if (!this.#started) return;
@@ -316,14 +322,16 @@ export class MasterMonitor {
       const connected = master.client.status === 'ready';
       const d = this.distrust(i);
       const dup = this.duplicateOf(i);
-      const distrust: DistrustReason | undefined = !connected ? 'unreachable' : d?.distrust;
+      const unanswered = connected ? this.#unanswered[i] : undefined;
+      const distrust: DistrustReason | undefined = !connected || unanswered ? 'unreachable' : d?.distrust;
       return {
         label: master.label,
         connected,
-        trusted: connected && d === undefined,
+        trusted: connected && !unanswered && d === undefined,
         distrustedFor: d ? d.distrustedFor : connected ? 0 : this.guardBound(),
         ...(distrust ? { distrust } : {}),
         ...(master.lastError && !connected ? { lastError: this.clean(master.lastError) } : {}),
+        ...(unanswered ? { lastError: unanswered } : {}),
         ...(p.roundTripMs !== undefined ? { roundTripMs: p.roundTripMs } : {}),
         ...(p.maxmemoryPolicy !== undefined
           ? { maxmemoryPolicy: p.maxmemoryPolicy, evicting: p.maxmemoryPolicy !== 'noeviction' }
@@ -342,7 +350,15 @@ export class MasterMonitor {
 
   /** Probes every connected master again (health checks): fresh round trips, and failovers seen without a reconnect. */
   async refresh(): Promise<void> {
-    await Promise.all(this.masters.map((m, i) => (m.client.status === 'ready' ? this.probe(i) : Promise.resolve())));
+    const asked = this.options.probeTimeout;
+    await Promise.all(
+      this.masters.map(async (m, i) => {
+        if (m.client.status !== 'ready') return;
+        const answered = await this.probe(i);
+        // A paused or hung server keeps its TCP connection 'ready': only the missing answer shows it.
+        if (!answered && !this.#closed) this.#unanswered[i] ??= `no answer to INFO within ${asked} ms`;
+      }),
+    );
   }
 
   /** Waits (up to `timeoutMs`) for the probes of the connected masters. */

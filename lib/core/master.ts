@@ -59,7 +59,7 @@ function isRedisInstance(node: object): node is Redis {
  * and `127.1` are all 127.0.0.1; IPv6 forms are compressed; IPv4-mapped IPv6 is IPv4. A host name
  * that resolves to another node's address is caught at connect time by the server's `run_id`.
  */
-export function normalizeHost(host: string): string {
+function normalizeHost(host: string): string {
   let h = host.trim().toLowerCase().replace(/\.$/, '');
   if (h.startsWith('[') && h.endsWith(']')) h = h.slice(1, -1);
   if (h === '' || h === 'localhost' || h.endsWith('.localhost')) return '127.0.0.1';

@@ -347,7 +347,7 @@ export const REDLOCK_DEFAULTS = Object.freeze({
 });
 
 /** The jitter used when none was set: half a numeric `retryDelay`, none around a function. */
-export function defaultJitterFor(retryDelay: number | RetryDelay): number {
+function defaultJitterFor(retryDelay: number | RetryDelay): number {
   return typeof retryDelay === 'function' ? 0 : Math.floor(retryDelay / 2);
 }
 

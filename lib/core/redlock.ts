@@ -11,7 +11,7 @@ import { RedlockError } from '../errors/redlock.error.js';
 import { inspect as utilInspect } from 'node:util';
 import { startAcquireRound, type AcquireRequest, type RoundContext, type RoundResult } from './acquire-round.js';
 import { commandTimeoutFor, driftOf, now, validUntilOf } from './clock.js';
-import { Lock, type LockIssuer } from './lock.js';
+import { Lock } from './lock.js';
 import { enterChain } from './lock-context.js';
 import { closeMasters, connectMasters, openMasters, type Master } from './master.js';
 import {
@@ -26,7 +26,7 @@ import {
   type RetryOptions,
 } from './options.js';
 import { resolveHoldOptions, type HoldOptions, type ResolvedHoldOptions } from './hold-options.js';
-import { Leadership, resolveLeadOptions, type Campaigner, type LeadOptions } from './leadership.js';
+import { Leadership, resolveLeadOptions, type LeadOptions } from './leadership.js';
 import { startRenewal } from './renewal.js';
 import { checkResources } from './resources.js';
 import { RestartGuard } from './restart-guard.js';
@@ -34,6 +34,7 @@ import { resolveLogger, type RedlockLogger } from './logger.js';
 import { MasterMonitor, type MasterState } from './master-monitor.js';
 import { secretsOf } from './redact.js';
 import { AttemptBudget, OUT_OF_TIME } from './retry.js';
+import { settleSplitVotes } from './split-votes.js';
 import { quorumOf, voteRound, type MasterOutcome, type VoteRound } from './votes.js';
 import { releaseChannelOf, Wakeups } from './wakeups.js';
 import { canQueue, handoffRelease, rankOf, withdrawTicket, type HandoffTicket } from './handoff.js';
@@ -128,7 +129,7 @@ const ONE_TRY: ResolvedRetryOptions = Object.freeze({ retryCount: 0, retryDelay:
  * await redlock.close();
  * @publicApi
  */
-export class Redlock implements LockIssuer, Campaigner {
+export class Redlock {
   /** The options in force, defaults filled in. */
   readonly options: ResolvedRedlockOptions;
   /** How many masters must agree: floor(N/2)+1. */
@@ -193,7 +194,9 @@ export class Redlock implements LockIssuer, Campaigner {
 
   /**
    * Milliseconds until each master's votes count again under the restart guard (0 = counting now),
-   * in `nodes` order; all zeros when the guard is off.
+   * in `nodes` order; all zeros when the guard is off. Never `Infinity`: while a master's `INFO` is
+   * still unknown, the guard's full duration (an upper bound). `masterStates()` says why;
+   * `whenTrusted()` waits.
    */
   get distrustedFor(): number[] {
     return this.#masters.map((_, i) => this.#guard?.distrustedFor(i) ?? 0);
@@ -328,7 +331,9 @@ export class Redlock implements LockIssuer, Campaigner {
     const shape = checkLockMode(options, names.length);
     const hold = resolveHoldOptions(options, lockTtl, options?.autoExtend === true);
     const retry = resolveRetryOptions(this.options, this.retryOverrides(options, hold));
-    const acquire = () => this.acquireChecked(names, lockTtl, { retry, signal: options?.signal, fencing: options?.fencing ?? this.options.fencing, shape });
+    const acquire = this.settlingSplits(hold, lockTtl, options?.signal, () =>
+      this.acquireChecked(names, lockTtl, { retry, signal: options?.signal, fencing: options?.fencing ?? this.options.fencing, shape }),
+    );
     let lock: Lock;
     try {
       lock = await (tracing() ? traceAcquire('acquire', names, lockTtl, options, acquire) : acquire());
@@ -347,7 +352,15 @@ export class Redlock implements LockIssuer, Campaigner {
     return undefined;
   }
 
-  /** With `onBusy: 'skip'`, `retryCount` defaults to 0: a busy lock is skipped at once. */
+  /**
+   * With `onBusy: 'skip'`, a split vote (some master granted, no quorum) is not "busy": try again
+   * after a short random delay before skipping (split-votes.ts). `'wait'` retries as configured.
+   */
+  private settlingSplits(hold: ResolvedHoldOptions, ttl: number, signal: AbortSignal | undefined, acquire: () => Promise<Lock>): () => Promise<Lock> {
+    return hold.skip ? () => settleSplitVotes(acquire, ttl, [signal, this.#closing.signal]) : acquire;
+  }
+
+  /** With `onBusy: 'skip'`, `retryCount` defaults to 0: a busy lock is skipped at once (a split vote is retried, see `settlingSplits`). */
   private retryOverrides(options: AcquireOptions | undefined, hold: ResolvedHoldOptions): AcquireOptions | undefined {
     return hold.skip && options?.retryCount === undefined ? { ...options, retryCount: 0 } : options;
   }
@@ -395,11 +408,14 @@ export class Redlock implements LockIssuer, Campaigner {
    * Runs `fn` under the lock, renewing it while `fn` runs, and releases it on every master when `fn`
    * settles. Returns `fn`'s result; `fn`'s own errors pass through unchanged. If the lock was lost
    * while `fn` ran (see `lock.signal`), the call rejects with `LockLostError` after `fn` settles.
-   * Reentrant: resources already held by an enclosing `using()` / `@Locked` in the same call chain
-   * are not acquired again.
+   * Reentrant: resources held by an enclosing `using()` / `@Locked` call of the same call chain that
+   * is still running are not acquired again; sibling calls take turns on them, and the enclosing
+   * call keeps them held until every call that entered has settled. `onBusy: 'skip'` resolves to
+   * `undefined` when another holder has the lock; `minHold` / `maxHold` bound the hold (`HoldOptions`).
    *
    * @example
    * const seat = await redlock.using(`seat:${id}`, 2_000, async (lock) => sell(id, lock.signal));
+   * const ran = await redlock.using('report', 30_000, build, { onBusy: 'skip', minHold: 5_000 }); // undefined if busy
    */
   using<T>(resources: string | readonly string[], ttl: number | undefined, fn: (lock: Lock) => Promise<T> | T, options: UsingOptions & { onBusy: 'skip' }): Promise<T | undefined>;
   using<T>(resources: string | readonly string[], ttl: number | undefined, fn: (lock: Lock) => Promise<T> | T, options?: UsingOptions & { onBusy?: 'wait' }): Promise<T>;
@@ -428,7 +444,9 @@ export class Redlock implements LockIssuer, Campaigner {
     let lock: Lock | undefined;
     if (entry.missing.length > 0) {
       const missing = [...entry.missing];
-      const acquire = () => this.acquireChecked(missing, lockTtl, { retry, signal: options?.signal, fencing: options?.fencing ?? this.options.fencing, shape });
+      const acquire = this.settlingSplits(hold, lockTtl, options?.signal, () =>
+        this.acquireChecked(missing, lockTtl, { retry, signal: options?.signal, fencing: options?.fencing ?? this.options.fencing, shape }),
+      );
       try {
         lock = await (tracing() ? traceAcquire('using', missing, lockTtl, options, acquire) : acquire());
       } catch (error) {
@@ -466,7 +484,7 @@ export class Redlock implements LockIssuer, Campaigner {
     const [name] = this.checkResources(resource);
     const settings = resolveLeadOptions(this.options, options);
     if (this.#closing.signal.aborted) throw new RedlockClosedError();
-    const leadership = new Leadership(this, name, settings);
+    const leadership = Leadership.create(this, name, settings);
     this.#leaderships.add(leadership);
     return leadership;
   }
@@ -534,7 +552,7 @@ export class Redlock implements LockIssuer, Campaigner {
         noteAttempt(budget.attempts, result.start, result.round.outcomes);
         const validUntil = validUntilOf(result.start, ttl, driftFactor);
         if (result.outcome === 'granted' && validUntil > now()) {
-          const lock = new Lock(this, resources, keys, value, ttl, validUntil, result.token);
+          const lock = Lock.create(this, resources, keys, value, ttl, validUntil, result.token);
           if (shape) setShape(lock, shape.kind === 'permit' ? { ...shape, slot: sharedResult!.slot } : shape);
           if (budget.stopped) {
             void this.cleanUp(attempt, () => this.releaseHeld(lock, context.timeout, true).settled);

@@ -9,7 +9,7 @@ import { releaseChannelOf } from './wakeups.js';
 
 export type { RoundContext };
 
-/** The result of one acquisition attempt of a shared lock. @internal */
+/** The result of one acquisition attempt of a shared lock. */
 export interface SharedAttempt {
   /** The round whose outcomes describe the attempt (the last one tried). */
   readonly round: VoteRound;
@@ -24,7 +24,7 @@ export interface SharedAttempt {
   readonly cleanUp: () => VoteRound[];
 }
 
-/** A shared acquire round's result: an acquire round's, plus what only shared locks have. @internal */
+/** A shared acquire round's result: an acquire round's, plus what only shared locks have. */
 export interface SharedRoundResult extends RoundResult {
   readonly slot: number;
   readonly heldLimit?: number;

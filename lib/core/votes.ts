@@ -92,8 +92,13 @@ export function voteRound(
     }
   };
 
+  // Timers run before pending I/O in Node's loop: after a stall of this process (a loaded machine),
+  // answers that arrived in time are still unread when the timer fires. Read them first
+  // (setImmediate runs after the I/O poll), so only masters that really did not answer time out.
   const timer = setTimeout(() => {
-    for (let i = 0; i < n; i++) if (outcomes[i] === undefined) record(i, { master: masters[i].label, status: 'timeout' });
+    setImmediate(() => {
+      for (let i = 0; i < n; i++) if (outcomes[i] === undefined) record(i, { master: masters[i].label, status: 'timeout' });
+    });
   }, timeoutMs);
   timer.unref();
 

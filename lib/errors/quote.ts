@@ -1,5 +1,5 @@
 /** How many resources an error message lists before it says "and N more". */
-export const QUOTED_RESOURCES = 5;
+const QUOTED_RESOURCES = 5;
 /** How many characters of one resource name an error message shows. */
 const QUOTED_NAME_LENGTH = 80;
 

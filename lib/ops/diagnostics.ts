@@ -199,7 +199,10 @@ export function traceAcquire<T extends Lock | null>(
       if (ctx.keyTemplate !== undefined) templates.set(lock, ctx.keyTemplate);
     } else if (error === undefined) ctx.outcome = 'skipped';
     else {
-      ctx.outcome = outcomeOf(error, operation === 'tryAcquire');
+      ctx.outcome = outcomeOf(
+        error,
+        operation === 'tryAcquire' || (options as { onBusy?: unknown } | undefined)?.onBusy === 'skip',
+      );
       const e = error as { attempts?: number; outcomes?: readonly MasterOutcome[] };
       if (typeof e?.attempts === 'number') ctx.attempts = e.attempts;
       if (Array.isArray(e?.outcomes)) ctx.outcomes = e.outcomes;

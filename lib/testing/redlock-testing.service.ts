@@ -5,10 +5,10 @@ import { LockLostError, type LockLostReason } from '../errors/lock-lost.error.js
 import { quote } from '../errors/quote.js';
 import { RedlockError } from '../errors/redlock.error.js';
 import { now } from '../core/clock.js';
-import { Lock, type LockIssuer } from '../core/lock.js';
+import { Lock } from '../core/lock.js';
 import { lockHeldInChain, runWithLock } from '../core/lock-context.js';
 import { resolveOptions, type RedlockOptions, type ResolvedRedlockOptions } from '../core/options.js';
-import type { AcquireOptions } from '../core/redlock.js';
+import type { AcquireOptions, UsingOptions } from '../core/redlock.js';
 import type { MasterOutcome } from '../core/votes.js';
 
 /** Stub locks do not lapse on their own (about 12 days); tests end them with `simulateLoss()`. */
@@ -34,7 +34,7 @@ export interface StubAcquisition {
  * redlock.simulateLoss('order:8');            // aborts the signal of the lock held on order:8
  * @publicApi
  */
-export class RedlockTestingService implements LockIssuer {
+export class RedlockTestingService {
   /** The options in force, defaults filled in (`nodes` are three names; nothing is connected). */
   readonly options: ResolvedRedlockOptions;
   /** As for three masters. */
@@ -113,10 +113,18 @@ export class RedlockTestingService implements LockIssuer {
     this.#held.clear();
   }
 
-  /** As `RedlockService.acquire`, without Redis. */
-  async acquire(resources: string | readonly string[], ttl?: number, options?: AcquireOptions): Promise<Lock> {
+  /** As `RedlockService.acquire`, without Redis: `undefined` with `onBusy: 'skip'` while the lock is busy. */
+  acquire(resources: string | readonly string[], ttl: number | undefined, options: AcquireOptions & { onBusy: 'skip' }): Promise<Lock | undefined>;
+  acquire(resources: string | readonly string[], ttl?: number, options?: AcquireOptions & { onBusy?: 'wait' }): Promise<Lock>;
+  acquire(resources: string | readonly string[], ttl?: number, options?: AcquireOptions): Promise<Lock | undefined>;
+  async acquire(resources: string | readonly string[], ttl?: number, options?: AcquireOptions): Promise<Lock | undefined> {
     options?.signal?.throwIfAborted();
-    return this.grant(checkResources(resources), ttl ?? this.options.ttl);
+    try {
+      return this.grant(checkResources(resources), ttl ?? this.options.ttl);
+    } catch (error) {
+      if (options?.onBusy === 'skip' && error instanceof LockAcquisitionError && error.busy) return undefined;
+      throw error;
+    }
   }
 
   /** As `RedlockService.tryAcquire`: null while `simulateBusy` covers a resource. */
@@ -129,13 +137,19 @@ export class RedlockTestingService implements LockIssuer {
     }
   }
 
-  /** As `RedlockService.using`: runs `fn` under a stub lock (reentrant), then releases it. */
+  /**
+   * As `RedlockService.using`: runs `fn` under a stub lock (reentrant), then releases it. With
+   * `onBusy: 'skip'`, resolves to `undefined` without running `fn` while the lock is busy.
+   */
+  using<T>(resources: string | readonly string[], ttl: number | undefined, fn: (lock: Lock) => Promise<T> | T, options: UsingOptions & { onBusy: 'skip' }): Promise<T | undefined>;
+  using<T>(resources: string | readonly string[], ttl: number | undefined, fn: (lock: Lock) => Promise<T> | T, options?: UsingOptions & { onBusy?: 'wait' }): Promise<T>;
+  using<T>(resources: string | readonly string[], ttl: number | undefined, fn: (lock: Lock) => Promise<T> | T, options?: UsingOptions): Promise<T | undefined>;
   async using<T>(
     resources: string | readonly string[],
     ttl: number | undefined,
     fn: (lock: Lock) => Promise<T> | T,
-    options?: Omit<AcquireOptions, 'autoExtend'>,
-  ): Promise<T> {
+    options?: UsingOptions,
+  ): Promise<T | undefined> {
     const names = checkResources(resources);
     if (typeof fn !== 'function')
       throw new RedlockError(`\`fn\` must be the function to run under the lock; got ${typeof fn}.`);
@@ -151,7 +165,13 @@ export class RedlockTestingService implements LockIssuer {
       for (const lock of inherited) if (lock.lostReason) throw lock.lostReason;
       return result;
     }
-    const lock = this.grant(missing, ttl ?? this.options.ttl);
+    let lock: Lock;
+    try {
+      lock = this.grant(missing, ttl ?? this.options.ttl);
+    } catch (error) {
+      if (options?.onBusy === 'skip' && error instanceof LockAcquisitionError && error.busy) return undefined;
+      throw error;
+    }
     let result: T;
     try {
       result = await runWithLock(lock, () => fn(lock));
@@ -196,7 +216,7 @@ export class RedlockTestingService implements LockIssuer {
         `Could not lock ${quote(resources)}: ${quote([...busy, ...heldHere])} held by another holder (simulated by RedlockTestingService).`,
       );
     }
-    const lock = new Lock(
+    const lock = Lock.create(
       this,
       resources,
       resources.map((r) => this.options.keyPrefix + r),

@@ -6,19 +6,7 @@
 import { describe, expect, it } from '@jest/globals';
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import {
-  expectAbsentOnAll,
-  expectEventuallyAbsent,
-  expectHeldOnAll,
-  rejectionOf,
-  resourceName,
-  sleep,
-  timed,
-  useMasters,
-  valuesOn,
-  waitFor,
-  whilePaused,
-} from './helpers.js';
+import { timed, rejectionOf, resourceName, sleep, useMasters, valuesOn, waitFor, whilePaused, expectAbsentOnAll, expectEventuallyAbsent, expectHeldOnAll } from '../support/index.js';
 import {
   LockAcquisitionError,
   LockKeyError,

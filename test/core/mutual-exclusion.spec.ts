@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { expectAbsentOnAll, resourceName, sleep, useMasters } from './helpers.js';
+import { resourceName, sleep, useMasters, expectAbsentOnAll } from '../support/index.js';
 
 describe('mutual exclusion under concurrency (5 masters)', () => {
   const set = useMasters(5);

@@ -1,19 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import {
-  abortOf,
-  driftOf,
-  expectAbsentOnAll,
-  expectEventuallyAbsent,
-  now,
-  pttlsOn,
-  quorumOf,
-  rejectionOf,
-  resourceName,
-  sleep,
-  useMasters,
-  valuesOn,
-  whilePaused,
-} from './helpers.js';
+import { abortOf, driftOf, pttlsOn, now, quorumOf, rejectionOf, resourceName, sleep, useMasters, valuesOn, whilePaused, expectAbsentOnAll, expectEventuallyAbsent } from '../support/index.js';
 import { LockLostError, type Lock } from '../../lib/index.js';
 
 describe('auto-renewal and lock loss (5 masters)', () => {

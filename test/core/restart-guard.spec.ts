@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { LockAcquisitionError, Redlock } from '../../lib/index.js';
-import { rejectionOf, resourceName, sleep, useMasters, waitFor } from './helpers.js';
+import { rejectionOf, resourceName, sleep, useMasters, waitFor } from '../support/index.js';
 
 describe('restart guard (3 masters)', () => {
   const set = useMasters(3);

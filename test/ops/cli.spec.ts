@@ -4,7 +4,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
-import { resourceName, useMasters } from '../core/helpers.js';
+import { resourceName, useMasters } from '../support/index.js';
 import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.js';
 
 const run = promisify(execFile);
@@ -92,6 +92,54 @@ describe('the nestjs-quorum-lock command-line inspector (built bin, real masters
     } finally {
       await lock.release();
       await set.clients[0].del(`lock:${other}`);
+    }
+  });
+
+  it('inspect: readers of a read-write lock and permits of a counting lock, one row each, under their resource', async () => {
+    const redlock = await set.redlock();
+    const catalog = resourceName('catalog');
+    const exports = resourceName('exports');
+    const readers = [
+      await redlock.acquire(catalog, 30_000, { mode: 'read' }),
+      await redlock.acquire(catalog, 30_000, { mode: 'read' }),
+    ];
+    const permits = [
+      await redlock.acquire(exports, 30_000, { limit: 3 }),
+      await redlock.acquire(exports, 30_000, { limit: 3 }),
+    ];
+    try {
+      const nodes = set.urls.join(',');
+      const table = await cli('inspect', '--nodes', nodes);
+      expect(table.code).toBe(0);
+      expect(table.stdout).not.toContain('WRONGTYPE');
+      const lines = table.stdout.split('\n');
+      const reads = lines.filter((l) => l.startsWith(`${catalog} `));
+      expect(reads).toHaveLength(2);
+      for (const l of reads) expect(l).toMatch(/\bread\s+3\/3\s+\d+(\.\d)? s\s+-\s+/);
+      const slots = lines.filter((l) => l.startsWith(`${exports} `));
+      expect(slots).toHaveLength(2);
+      for (const l of slots) expect(l).toMatch(/\bpermit [123]\/3\s+3\/3\s+\d+(\.\d)? s\s+/);
+      // the slot and limit keys are not listed as locks of their own
+      expect(table.stdout).not.toMatch(/:permit:\d|:limit\b/);
+
+      const json = JSON.parse((await cli('inspect', '--nodes', nodes, '--json')).stdout) as {
+        locks: {
+          resource: string;
+          readers: { value: string; held: boolean; agreeing: number }[];
+          permits?: { limit: number; held: number; slots: { value: string }[] };
+          masters: { error?: string }[];
+        }[];
+      };
+      const r = json.locks.find((l) => l.resource === catalog)!;
+      expect(r.readers.map((x) => x.value).sort()).toEqual(readers.map((l) => l.value).sort());
+      expect(r.readers.every((x) => x.held && x.agreeing === 3)).toBe(true);
+      for (const m of r.masters) expect(m.error).toBeUndefined();
+      const p = json.locks.find((l) => l.resource === exports)!;
+      expect(p.permits).toMatchObject({ limit: 3, held: 2 });
+      expect(p.permits!.slots.map((x) => x.value).sort()).toEqual(permits.map((l) => l.value).sort());
+      expect(json.locks.filter((l) => l.resource.startsWith(exports))).toHaveLength(1);
+    } finally {
+      await Promise.all([...readers, ...permits].map((l) => l.release()));
     }
   });
 

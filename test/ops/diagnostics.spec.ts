@@ -12,7 +12,7 @@ import {
   type LockLostMessage,
   type LockOperationContext,
 } from '../../lib/index.js';
-import { rejectionOf, resourceName, sleep, useMasters } from '../core/helpers.js';
+import { rejectionOf, resourceName, sleep, useMasters } from '../support/index.js';
 
 type Event<C> = { kind: string; ctx: C };
 
@@ -93,6 +93,12 @@ describe('diagnostics channels', () => {
     await expect(redlock.tryAcquire(resource, 1_000)).resolves.toBeNull();
     const skipped = rec.events.filter((e) => e.kind === 'asyncEnd').at(-1)!.ctx;
     expect(skipped).toMatchObject({ operation: 'tryAcquire', outcome: 'skipped', result: null });
+    // onBusy: 'skip' (as @Locked uses it): skipped too, not busy
+    await expect(redlock.acquire(resource, 1_000, { onBusy: 'skip' })).resolves.toBeUndefined();
+    expect(rec.events.filter((e) => e.kind === 'error').at(-1)!.ctx).toMatchObject({
+      operation: 'acquire',
+      outcome: 'skipped',
+    });
     await holder.release();
   });
 

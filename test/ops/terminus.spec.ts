@@ -5,7 +5,7 @@ import { HealthCheck, HealthCheckService, TerminusModule } from '@nestjs/terminu
 import { Test } from '@nestjs/testing';
 import { RedlockModule } from '../../lib/index.js';
 import { RedlockHealthIndicator } from '../../lib/terminus/index.js';
-import { sleep } from '../core/helpers.js';
+import { sleep } from '../support/index.js';
 import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.js';
 
 @Controller('health')
@@ -109,6 +109,26 @@ describe('RedlockHealthIndicator with real Terminus, real masters', () => {
     // ... and up again once the guard has run out
     await sleep(TTL + 1_500);
     expect((await get()).body.details.locks.status).toBe('up');
+  });
+
+  it('one master hung (SIGSTOP: its connection stays up, nothing answers): degraded, then up once it answers again', async () => {
+    redis.masters[2].pause();
+    try {
+      const { code, body } = await get();
+      expect(code).toBe(200);
+      expect(body.details.locks).toMatchObject({ status: 'degraded', trusted: 2 });
+      expect(body.details.locks.masters[2]).toMatchObject({ connected: true, trusted: false, distrust: 'unreachable' });
+      expect(String(body.details.locks.masters[2].lastError)).toContain('no answer');
+    } finally {
+      redis.masters[2].resume();
+    }
+    // the next check gets its answer again (polled: the resumed server may be slow on a loaded machine)
+    let after = await get();
+    for (const deadline = Date.now() + 5_000; after.body.details.locks.status !== 'up' && Date.now() < deadline; ) {
+      await sleep(100);
+      after = await get();
+    }
+    expect(after.body.details.locks).toMatchObject({ status: 'up', trusted: 3 });
   });
 
   it('one master down: degraded (a quorum is left), the master unreachable', async () => {

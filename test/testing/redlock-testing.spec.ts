@@ -31,6 +31,11 @@ class ImportService {
     return `imported ${tenant}`;
   }
 
+  @Locked('import:#tenant', { onBusy: 'skip' })
+  async skipIfBusy(tenant: string): Promise<string> {
+    return `ran ${tenant}`;
+  }
+
   @Locked('import:#tenant')
   async outer(tenant: string): Promise<string> {
     return this.import(tenant); // reentrant: the same resource in the same call chain
@@ -97,6 +102,22 @@ describe('RedlockTestingService under @Locked', () => {
     expect(error).toBeInstanceOf(LockAcquisitionError);
     expect(error.busy).toBe(false);
     expect(error.outcomes.every((o) => o.status === 'error')).toBe(true);
+    await moduleRef.close();
+  });
+
+  it("onBusy: 'skip' resolves to undefined while busy, as the real service does (@Locked, using, acquire)", async () => {
+    const { moduleRef, stub, service } = await withStub();
+    stub.simulateBusy('import:acme');
+    await expect(service.skipIfBusy('acme')).resolves.toBeUndefined();
+    await expect(stub.using('import:acme', 1_000, async () => 1, { onBusy: 'skip' })).resolves.toBeUndefined();
+    await expect(stub.acquire('import:acme', 1_000, { onBusy: 'skip' })).resolves.toBeUndefined();
+    // 'wait' (the default) still rejects with the busy error, and an outage is never a skip.
+    await expect(stub.using('import:acme', 1_000, async () => 1)).rejects.toBeInstanceOf(LockAcquisitionError);
+    stub.clearSimulations();
+    stub.simulateUnavailable();
+    await expect(service.skipIfBusy('acme')).rejects.toMatchObject({ busy: false });
+    stub.clearSimulations();
+    await expect(service.skipIfBusy('acme')).resolves.toBe('ran acme');
     await moduleRef.close();
   });
 
