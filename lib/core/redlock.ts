@@ -521,7 +521,6 @@ export class Redlock {
     let writer: string | undefined; // a waiting writer's id: it holds off new readers while it waits
     // Handoff between instances (docs/handoff.md): after a first refusal, queue with a ticket on the masters.
     const queues = canQueue({ keys }, shape !== undefined);
-    const arrival = Date.now();
     let ticket: HandoffTicket | undefined;
     let splits = 0;
     try {
@@ -572,8 +571,7 @@ export class Redlock {
           if (!ticket) {
             registering = true;
             // Refused by a plain SET NX: take a place in the masters' queue at once (not counted).
-            ticket = { id: randomBytes(12).toString('base64url'), score: arrival, lease: 0 };
-            budget.remoteId = ticket.id;
+            ticket = { id: budget.remoteId, score: budget.arrival, lease: 0 };
             budget.again();
           } else if (splits < MAX_SPLIT_RETRIES && (await this.splitVote(budget, result.round))) {
             // A split vote (some masters granted, no quorum): nobody holds the lock, so retry after

@@ -1,4 +1,5 @@
 import { RedlockConfigError } from '../errors/redlock-config.error.js';
+import { randomBytes } from 'node:crypto';
 import { now } from './clock.js';
 import type { ResolvedRetryOptions } from './options.js';
 import type { Ticket, Wakeups } from './wakeups.js';
@@ -59,8 +60,10 @@ export interface AttemptQueue {
 export class AttemptBudget {
   /** Tries counted so far toward `retryCount` (turns during which the queue moved are not). */
   attempts = 0;
-  /** The id of this acquisition's ticket on the masters, once it has one: the handoff names it. */
-  remoteId: string | undefined;
+  /** The id of this acquisition's ticket on the masters (docs/handoff.md): the handoff names it. */
+  readonly remoteId = randomBytes(12).toString('base64url');
+  /** The acquisition's arrival, wall-clock ms: its place in the masters' queues. */
+  readonly arrival = Date.now();
   #immediate: number | undefined;
   /** The monotonic instant at which `acquireTimeout` runs out (Infinity without one). */
   readonly deadline: number;
@@ -86,12 +89,11 @@ export class AttemptBudget {
     if (!this.#started) {
       this.#started = true;
       if (policy.retryCount > 0 && queue.wakeups.isQueued(queue.keys)) {
-        this.#ticket = queue.wakeups.join(queue.keys);
+        this.#ticket = queue.wakeups.join(queue.keys, this.arrival, this.remoteId);
         await this.waitTurn(this.#ticket);
       }
     } else {
-      this.#ticket ??= queue.wakeups.join(queue.keys);
-      this.#ticket.remoteId = this.remoteId;
+      this.#ticket ??= queue.wakeups.join(queue.keys, this.arrival, this.remoteId);
       if (this.#immediate !== undefined) {
         // a registration attempt, or the retry of a split vote: (nearly) at once, not counted
         const pause = Math.min(this.#immediate, Math.max(0, this.deadline - now()));

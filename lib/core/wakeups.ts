@@ -8,6 +8,11 @@ export function releaseChannelOf(key: string): string {
   return `__quorum-lock__:${key}`;
 }
 
+/** True when `a` comes after `b` in the masters' order (score, then id in byte order). */
+function behind(a: Ticket, b: Ticket): boolean {
+  return a.score > b.score || (a.score === b.score && a.remoteId > b.remoteId);
+}
+
 /** How long a key stays subscribed after its last waiter left, ms. */
 const LINGER_MS = 2_000;
 
@@ -15,8 +20,8 @@ interface KeyQueue {
   readonly tickets: Ticket[];
   /** The value whose release last woke a waiter, so that the N masters' N messages wake one. */
   lastValue: string | undefined;
-  /** The handoff message being counted, and how many masters sent it so far. */
-  handedOver?: { message: string; count: number };
+  /** Handoff messages being counted: how many masters sent each so far. */
+  readonly handedOver: Map<string, number>;
 }
 
 /**
@@ -27,12 +32,12 @@ export class Ticket {
   #resume: (() => void) | undefined;
   #wokenEarly = false;
 
-  /** The id of this waiter's ticket on the masters, once it has one (docs/handoff.md). */
-  remoteId: string | undefined;
-
   constructor(
     private readonly wakeups: Wakeups,
     readonly keys: readonly string[],
+    /** The acquisition's arrival (wall-clock ms) and ticket id: the order of the masters' queues (docs/handoff.md). */
+    readonly score = 0,
+    readonly remoteId = '',
   ) {}
 
   /**
@@ -120,17 +125,22 @@ export class Wakeups {
     return best;
   }
 
-  /** Queues a new waiter on the keys. */
-  join(keys: readonly string[]): Ticket {
-    const ticket = new Ticket(this, keys);
+  /**
+   * Queues a new waiter on the keys, in the masters' order (arrival, then id), so that this
+   * process's head is its waiter the masters hand the key to first.
+   */
+  join(keys: readonly string[], score = 0, remoteId = ''): Ticket {
+    const ticket = new Ticket(this, keys, score, remoteId);
     for (const key of keys) {
       let queue = this.#queues.get(key);
       if (!queue) {
-        queue = { tickets: [], lastValue: undefined };
+        queue = { tickets: [], lastValue: undefined, handedOver: new Map() };
         this.#queues.set(key, queue);
         this.listen(key, true);
       }
-      queue.tickets.push(ticket);
+      let at = queue.tickets.length;
+      while (at > 0 && behind(queue.tickets[at - 1], ticket)) at--;
+      queue.tickets.splice(at, 0, ticket);
     }
     return ticket;
   }
@@ -168,8 +178,12 @@ export class Wakeups {
     if (!named) return; // handed to a waiter of another process
     // Wake it once a majority of masters has handed it the key: woken by the first, its attempt
     // could reach a master that has not yet seen the release and split the vote.
-    queue.handedOver = queue.handedOver?.message === message ? { message, count: queue.handedOver.count + 1 } : { message, count: 1 };
-    if (queue.handedOver.count < Math.floor(this.masters.length / 2) + 1) return;
+    // Messages of several handoffs can interleave: count each one apart (a few at a time).
+    const count = (queue.handedOver.get(message) ?? 0) + 1;
+    queue.handedOver.set(message, count);
+    if (queue.handedOver.size > 16) queue.handedOver.delete(queue.handedOver.keys().next().value!);
+    if (count < Math.floor(this.masters.length / 2) + 1) return;
+    queue.handedOver.delete(message);
     queue.lastValue = message;
     named.wake();
   }

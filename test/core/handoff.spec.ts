@@ -11,7 +11,7 @@ import { Redis } from 'ioredis';
 import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.js';
 import { buildChild } from './child-build.js';
 import type { HandoffChildConfig, HandoffChildReport } from './fixtures/handoff-child.js';
-import { resourceName, useMasters } from './helpers.js';
+import { resourceName, useMasters } from '../support/index.js';
 
 const PROCESSES = 6;
 
