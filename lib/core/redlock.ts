@@ -14,6 +14,7 @@ import { commandTimeoutFor, driftOf, now, validUntilOf } from './clock.js';
 import { Lock } from './lock.js';
 import { enterChain } from './lock-context.js';
 import { closeMasters, connectMasters, openMasters, type Master } from './master.js';
+import { refuseSharedOnClusters } from './cluster-support.js';
 import {
   checkCallOptions,
   checkFencingPrefix,
@@ -518,6 +519,7 @@ export class Redlock {
     const queue = { wakeups: this.#wakeups, keys, heldHere: () => this.heldHere(keys) };
     const budget = new AttemptBudget(options.retry, queue, options.signal, this.#closing.signal);
     const { shape } = options;
+    if (shape) refuseSharedOnClusters(this.#masters, shape.kind);
     let writer: string | undefined; // a waiting writer's id: it holds off new readers while it waits
     // Handoff between instances (docs/handoff.md): after a first refusal, queue with a ticket on the masters.
     const queues = canQueue({ keys }, shape !== undefined);
