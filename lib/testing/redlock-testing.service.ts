@@ -117,10 +117,22 @@ export class RedlockTestingService {
   }
 
   /** As `RedlockService.acquire`, without Redis: `undefined` with `onBusy: 'skip'` while the lock is busy. */
-  acquire(resources: string | readonly string[], ttl: number | undefined, options: AcquireOptions & { onBusy: 'skip' }): Promise<Lock | undefined>;
-  acquire(resources: string | readonly string[], ttl?: number, options?: AcquireOptions & { onBusy?: 'wait' }): Promise<Lock>;
+  acquire(
+    resources: string | readonly string[],
+    ttl: number | undefined,
+    options: AcquireOptions & { onBusy: 'skip' },
+  ): Promise<Lock | undefined>;
+  acquire(
+    resources: string | readonly string[],
+    ttl?: number,
+    options?: AcquireOptions & { onBusy?: 'wait' },
+  ): Promise<Lock>;
   acquire(resources: string | readonly string[], ttl?: number, options?: AcquireOptions): Promise<Lock | undefined>;
-  async acquire(resources: string | readonly string[], ttl?: number, options?: AcquireOptions): Promise<Lock | undefined> {
+  async acquire(
+    resources: string | readonly string[],
+    ttl?: number,
+    options?: AcquireOptions,
+  ): Promise<Lock | undefined> {
     options?.signal?.throwIfAborted();
     try {
       return this.grant(checkResources(resources), ttl ?? this.options.ttl, options);
@@ -131,7 +143,11 @@ export class RedlockTestingService {
   }
 
   /** As `RedlockService.tryAcquire`: null while `simulateBusy` covers a resource, or while it is held here (readers share; `limit` holders share up to `limit`). */
-  async tryAcquire(resources: string | readonly string[], ttl?: number, options?: TryAcquireOptions): Promise<Lock | null> {
+  async tryAcquire(
+    resources: string | readonly string[],
+    ttl?: number,
+    options?: TryAcquireOptions,
+  ): Promise<Lock | null> {
     try {
       return this.grant(checkResources(resources), ttl ?? this.options.ttl, options);
     } catch (error) {
@@ -144,9 +160,24 @@ export class RedlockTestingService {
    * As `RedlockService.using`: runs `fn` under a stub lock (reentrant), then releases it. With
    * `onBusy: 'skip'`, resolves to `undefined` without running `fn` while the lock is busy.
    */
-  using<T>(resources: string | readonly string[], ttl: number | undefined, fn: (lock: Lock) => Promise<T> | T, options: UsingOptions & { onBusy: 'skip' }): Promise<T | undefined>;
-  using<T>(resources: string | readonly string[], ttl: number | undefined, fn: (lock: Lock) => Promise<T> | T, options?: UsingOptions & { onBusy?: 'wait' }): Promise<T>;
-  using<T>(resources: string | readonly string[], ttl: number | undefined, fn: (lock: Lock) => Promise<T> | T, options?: UsingOptions): Promise<T | undefined>;
+  using<T>(
+    resources: string | readonly string[],
+    ttl: number | undefined,
+    fn: (lock: Lock) => Promise<T> | T,
+    options: UsingOptions & { onBusy: 'skip' },
+  ): Promise<T | undefined>;
+  using<T>(
+    resources: string | readonly string[],
+    ttl: number | undefined,
+    fn: (lock: Lock) => Promise<T> | T,
+    options?: UsingOptions & { onBusy?: 'wait' },
+  ): Promise<T>;
+  using<T>(
+    resources: string | readonly string[],
+    ttl: number | undefined,
+    fn: (lock: Lock) => Promise<T> | T,
+    options?: UsingOptions,
+  ): Promise<T | undefined>;
   async using<T>(
     resources: string | readonly string[],
     ttl: number | undefined,
@@ -237,7 +268,9 @@ export class RedlockTestingService {
 
   /** Whether a lock of `shape` on `resource` must wait for the holders here: readers share, `limit` holders share up to `limit`. */
   private conflicts(resource: string, shape: RequestedShape): boolean {
-    const holders = [...this.#held].filter((lock) => lock.resources.includes(resource)).map((lock) => this.#shapes.get(lock));
+    const holders = [...this.#held]
+      .filter((lock) => lock.resources.includes(resource))
+      .map((lock) => this.#shapes.get(lock));
     if (holders.length === 0) return false;
     if (shape?.kind === 'read') return holders.some((h) => h?.kind !== 'read');
     if (shape?.kind === 'permit') {
