@@ -522,7 +522,8 @@ export class Redlock {
     if (shape) refuseSharedOnClusters(this.#masters, shape.kind);
     let writer: string | undefined; // a waiting writer's id: it holds off new readers while it waits
     // Handoff between instances (docs/handoff.md): after a first refusal, queue with a ticket on the masters.
-    const queues = canQueue({ keys }, shape !== undefined);
+    // Not on clusters: the ticket queue keys are in other slots than the lock key (docs/cluster.md).
+    const queues = canQueue({ keys }, shape !== undefined) && !this.#masters.some((m) => m.cluster);
     let ticket: HandoffTicket | undefined;
     let splits = 0;
     try {
@@ -849,7 +850,7 @@ export class Redlock {
    * published on its release channel so that waiters elsewhere retry at once.
    */
   private releaseKeys(keys: readonly string[], value: string, timeout: number, announce: boolean): VoteRound {
-    if (keys.length === 1) {
+    if (keys.length === 1 && !this.#masters.some((m) => m.cluster)) {
       // One key: the release hands it to the first queued waiter, if any (docs/handoff.md).
       const channel = releaseChannelOf(keys[0]);
       return voteRound(this.#masters, this.quorum, timeout, (m) => handoffRelease(m, keys[0], value, announce, channel, timeout), () => true);
