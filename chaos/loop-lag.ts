@@ -19,7 +19,8 @@ export function monitorLoopLag(client: string, report: (stall: LoopStall) => voi
   let last = sharedNow();
   const timer = setInterval(() => {
     const now = sharedNow();
-    if (now - last > thresholdMs) report({ client, start: last, end: now });
+    // The loop ran at `last`; from the moment this timer was due it could not run it: that much is proven.
+    if (now - last > thresholdMs) report({ client, start: last + intervalMs, end: now });
     last = now;
   }, intervalMs);
   timer.unref();

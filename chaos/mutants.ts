@@ -39,7 +39,7 @@ export const MUTANTS: Mutant[] = [
   {
     name: 'no-release-after-failed-attempt',
     bug: 'a failed attempt leaves the keys it won on the masters',
-    patches: [{ file: 'core/redlock.ts', find: ': this.releaseKeys(keys, value, context.timeout, false);', replace: ': { settled: Promise.resolve() };' }],
+    patches: [{ file: 'core/redlock.ts', find: 'release: () => this.releaseKeys(request.keys, request.value, context.timeout, false).settled,', replace: 'release: () => Promise.resolve(),' }],
     phase: { fault: 'none', guard: true },
   },
   {
