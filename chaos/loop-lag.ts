@@ -43,3 +43,15 @@ export function unstalledMs(stalls: readonly LoopStall[], client: string, from: 
   }
   return to - from - covered;
 }
+
+/** The longest stretch within [from, to] that no stall of `client` touches (its loop could run throughout). */
+export function longestUnstalledMs(stalls: readonly LoopStall[], client: string, from: number, to: number): number {
+  const parts = stalls.filter((s) => s.client === client && s.end > from && s.start < to).sort((a, b) => a.start - b.start);
+  let longest = 0;
+  let reach = from;
+  for (const s of parts) {
+    longest = Math.max(longest, s.start - reach);
+    reach = Math.max(reach, s.end);
+  }
+  return Math.max(longest, to - reach);
+}
