@@ -124,7 +124,7 @@ describe('RedlockHealthIndicator with real Terminus, real masters', () => {
     }
     // the next check gets its answer again (polled: the resumed server may be slow on a loaded machine)
     let after = await get();
-    for (const deadline = Date.now() + 5_000; after.body.details.locks.status !== 'up' && Date.now() < deadline; ) {
+    for (const deadline = Date.now() + 5_000; after.body.details.locks.status !== 'up' && Date.now() < deadline;) {
       await sleep(100);
       after = await get();
     }
