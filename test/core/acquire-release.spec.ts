@@ -1,14 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import {
-  expectAbsentOnAll,
-  expectEventuallyAbsent,
-  expectHeldOnAll,
-  rejectionOf,
-  resourceName,
-  sleep,
-  useMasters,
-  valuesOn,
-} from './helpers.js';
+import { rejectionOf, resourceName, sleep, useMasters, valuesOn, expectAbsentOnAll, expectEventuallyAbsent, expectHeldOnAll } from '../support/index.js';
 import { LockAcquisitionError } from '../../lib/index.js';
 
 describe.each([3, 5])('acquire and release on %i masters', (count) => {

@@ -1,16 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
-import {
-  abortOf,
-  expectAbsentOnAll,
-  expectHeldOnAll,
-  rejectionOf,
-  resourceName,
-  sleep,
-  timed,
-  useMasters,
-  waitFor,
-} from './helpers.js';
+import { abortOf, timed, rejectionOf, resourceName, sleep, useMasters, waitFor, expectAbsentOnAll, expectHeldOnAll } from '../support/index.js';
 import { LockAcquisitionError, LockLostError, Redlock, RedlockError } from '../../lib/index.js';
 
 describe('connections: user-supplied instances and owned connections (3 masters)', () => {

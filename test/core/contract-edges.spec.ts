@@ -7,21 +7,22 @@ import { describe, expect, it } from '@jest/globals';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import {
-  expectAbsentOnAll,
-  expectEventuallyAbsent,
-  expectHeldOnAll,
+  timed,
   rejectionOf,
   resourceName,
   sleep,
-  timed,
   useMasters,
   valuesOn,
   waitFor,
   whilePaused,
-} from './helpers.js';
+  expectAbsentOnAll,
+  expectEventuallyAbsent,
+  expectHeldOnAll,
+} from '../support/index.js';
 import {
   LockAcquisitionError,
   LockKeyError,
+  Locked,
   MAX_RESOURCES,
   MAX_TTL,
   Redlock,
@@ -132,6 +133,26 @@ describe('issue 8: the contract at its edges (3 masters)', () => {
       expect(() => new Redlock({ nodes: set.urls, restartGuard: { largestTtl: 2 ** 31 } })).toThrow(
         /restartGuard\.largestTtl/,
       );
+      // @Locked refuses it when the class is defined, with the same `option` ('ttl') and the method named
+      class Jobs {
+        async run(id: string): Promise<string> {
+          return id;
+        }
+      }
+      let decorated: unknown;
+      try {
+        Locked('job:#id', { ttl: 2 ** 31 })(
+          Jobs.prototype,
+          'run',
+          Object.getOwnPropertyDescriptor(Jobs.prototype, 'run')!,
+        );
+      } catch (error) {
+        decorated = error;
+      }
+      expect(decorated).toBeInstanceOf(RedlockConfigError);
+      expect((decorated as RedlockConfigError).option).toBe('ttl');
+      expect((decorated as Error).message).toContain('Jobs.run');
+      expect((decorated as Error).message).toContain(String(MAX_TTL));
       expect(await valuesOn(set.clients, `lock:${resource}`)).toEqual([null, null, null]);
       await held.release();
 

@@ -1,16 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import type { Redis } from 'ioredis';
-import {
-  abortOf,
-  dbsizesOn,
-  rejectionOf,
-  resourceName,
-  sleep,
-  timed,
-  useMasters,
-  waitFor,
-  whilePaused,
-} from './helpers.js';
+import { abortOf, dbsizesOn, timed, rejectionOf, resourceName, sleep, useMasters, waitFor, whilePaused } from '../support/index.js';
 import {
   LockAcquisitionError,
   LockLostError,

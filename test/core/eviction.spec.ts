@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { LockAcquisitionError, Redlock, RedlockConfigError, type RedlockLogger } from '../../lib/index.js';
 import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.js';
 import { Redis } from 'ioredis';
-import { rejectionOf, resourceName, waitFor } from './helpers.js';
+import { rejectionOf, resourceName, waitFor } from '../support/index.js';
 
 function capture(): RedlockLogger & { lines: string[] } {
   const lines: string[] = [];

@@ -1,14 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import {
-  expectAbsentOnAll,
-  expectEventuallyAbsent,
-  expectHeldOnAll,
-  rejectionOf,
-  resourceName,
-  timed,
-  useMasters,
-  whilePaused,
-} from './helpers.js';
+import { timed, rejectionOf, resourceName, useMasters, whilePaused, expectAbsentOnAll, expectEventuallyAbsent, expectHeldOnAll } from '../support/index.js';
 import { LockAcquisitionError, type Lock } from '../../lib/index.js';
 
 describe('hung masters (5 masters, SIGSTOP)', () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { LockAcquisitionError, LockLostError, Redlock, RedlockConfigError, type Lock } from '../../lib/index.js';
 import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.js';
-import { rejectionOf, resourceName, sleep, useMasters, whilePaused } from './helpers.js';
+import { rejectionOf, resourceName, sleep, useMasters, whilePaused } from '../support/index.js';
 
 /**
  * The protected resource of docs/fencing.md: a register that takes a write only with a fencing token

@@ -11,7 +11,7 @@ import { Redis } from 'ioredis';
 import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.js';
 import { buildChild } from './child-build.js';
 import type { ChildConfig, FromChild, ToChild } from './fixtures/leader-child.js';
-import { resourceName, sleep, waitFor } from './helpers.js';
+import { resourceName, sleep, waitFor } from '../support/index.js';
 
 const TTL = 1_000;
 const RETRY_DELAY = 300;

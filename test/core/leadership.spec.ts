@@ -12,17 +12,7 @@ import {
   RedlockError,
   type Leadership,
 } from '../../lib/index.js';
-import {
-  abortOf,
-  expectAbsentOnAll,
-  now,
-  resourceName,
-  sleep,
-  useMasters,
-  valuesOn,
-  waitFor,
-  whilePaused,
-} from './helpers.js';
+import { abortOf, now, resourceName, sleep, useMasters, valuesOn, waitFor, whilePaused, expectAbsentOnAll } from '../support/index.js';
 
 /** Resolves with the monotonic time at which `leadership` becomes leader (or rejects after `timeoutMs`). */
 async function leaderWithin(leadership: Leadership, timeoutMs: number): Promise<number> {

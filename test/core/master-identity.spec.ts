@@ -16,7 +16,7 @@ import {
   type RedlockLogger,
 } from '../../lib/index.js';
 import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.js';
-import { inspector, rejectionOf, resourceName, sleep, useMasters, waitFor } from './helpers.js';
+import { inspector, rejectionOf, resourceName, sleep, useMasters, waitFor } from '../support/index.js';
 
 /** A TCP proxy on 127.0.0.1 to `target()`'s port; `cut()` drops every proxied connection. */
 async function proxy(

@@ -13,7 +13,7 @@ import {
   RedlockError,
   type RedlockLogger,
 } from '../../lib/index.js';
-import { rejectionOf, resourceName, useMasters, waitFor } from './helpers.js';
+import { rejectionOf, resourceName, useMasters, waitFor } from '../support/index.js';
 
 /** A logger that keeps every line, by level. */
 function capture(): RedlockLogger & { lines: { level: string; message: string }[]; text(): string } {

@@ -3,7 +3,7 @@
  * same value, on the masters that lost it or never granted it, and never touches another holder's key.
  */
 import { describe, expect, it } from '@jest/globals';
-import { pttlsOn, resourceName, useMasters, valuesOn, waitFor, whilePaused } from './helpers.js';
+import { pttlsOn, resourceName, useMasters, valuesOn, waitFor, whilePaused } from '../support/index.js';
 
 describe('quorum repair on extend (5 masters)', () => {
   const set = useMasters(5);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { abortOf, dbsizesOn, rejectionOf, resourceName, sleep, timed, useMasters, whilePaused } from './helpers.js';
+import { abortOf, dbsizesOn, timed, rejectionOf, resourceName, sleep, useMasters, whilePaused } from '../support/index.js';
 import {
   LockAcquisitionError,
   LockLostError,

@@ -3,7 +3,7 @@
  * masters (3 redis-server processes started by the test).
  */
 import { describe, expect, it } from '@jest/globals';
-import { expectAbsentOnAll, now, resourceName, sleep, useMasters, valuesOn } from './helpers.js';
+import { now, resourceName, sleep, useMasters, valuesOn, expectAbsentOnAll } from '../support/index.js';
 import { currentLock, LockAcquisitionError, LockLostError, type Lock } from '../../lib/index.js';
 
 /** Counts how many bodies run at once. */

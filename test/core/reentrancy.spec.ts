@@ -1,13 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import {
-  expectAbsentOnAll,
-  expectHeldOnAll,
-  now,
-  resourceName,
-  timed,
-  useMasters,
-  valuesOn,
-} from './helpers.js';
+import { timed, now, resourceName, useMasters, valuesOn, expectAbsentOnAll, expectHeldOnAll } from '../support/index.js';
 import { currentLock, type Lock } from '../../lib/index.js';
 
 describe('reentrancy of using() in one call chain (3 masters)', () => {

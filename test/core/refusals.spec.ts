@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { dbsizesOn, rejectionOf, useMasters } from './helpers.js';
+import { dbsizesOn, rejectionOf, useMasters } from '../support/index.js';
 import { LockKeyError, Redlock, RedlockConfigError, RedlockError, type RedlockOptions } from '../../lib/index.js';
 
 describe('bad input is refused with the right error, naming the option, and writes nothing', () => {

@@ -1,14 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import {
-  driftOf,
-  expectAbsentOnAll,
-  expectHeldOnAll,
-  rejectionOf,
-  resourceName,
-  sleep,
-  timed,
-  useMasters,
-} from './helpers.js';
+import { driftOf, timed, rejectionOf, resourceName, sleep, useMasters, expectAbsentOnAll, expectHeldOnAll } from '../support/index.js';
 import { LockAcquisitionError, type Lock } from '../../lib/index.js';
 
 describe('retries, acquireTimeout and AbortSignal (3 masters)', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { abortOf, rejectionOf, resourceName, sleep, whilePaused, useMasters } from './helpers.js';
+import { abortOf, rejectionOf, resourceName, sleep, useMasters, whilePaused } from '../support/index.js';
 import {
   LockAcquisitionError,
   LockLostError,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { createServer } from 'node:net';
-import { resourceName, useMasters } from './helpers.js';
+import { resourceName, useMasters } from '../support/index.js';
 
 /** A loopback port with nothing listening: a master this client cannot reach (a partition). */
 async function deadPort(): Promise<number> {

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { LockLostError } from '../../lib/index.js';
-import { rejectionOf, resourceName, useMasters } from './helpers.js';
+import { rejectionOf, resourceName, useMasters } from '../support/index.js';
 
 /** Blocks the event loop for `ms`: no timer, no I/O callback runs meanwhile. */
 function stall(ms: number): void {

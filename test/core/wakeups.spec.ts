@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { resourceName, sleep, timed, useMasters } from './helpers.js';
+import { timed, resourceName, sleep, useMasters } from '../support/index.js';
 import type { Lock } from '../../lib/index.js';
 
 /** `connected_clients` from `INFO clients` on one master. */

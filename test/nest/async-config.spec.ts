@@ -11,7 +11,8 @@ import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.
 import { configRoot, redlockFromClass, redlockFromFactory } from './fixtures/config.js';
 import { OrdersFeatureModule } from './fixtures/feature.module.js';
 import { OrdersService } from './fixtures/orders.service.js';
-import { initApp, RedisInspector } from './fixtures/support.js';
+import { RedisInspector } from '../support/index.js';
+import { initApp } from '../support/nest.js';
 
 let redis: RedisMasters;
 let inspector: RedisInspector;

@@ -8,7 +8,8 @@ import type { INestApplication } from '@nestjs/common';
 import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.js';
 import { DenyGuard, ITEM_CONTROLLERS, Probe } from './fixtures/items.controller.js';
 import { ScopedController, ScopedService } from './fixtures/scoped.js';
-import { fastOptions, RedisInspector, startHttpApp } from './fixtures/support.js';
+import { RedisInspector } from '../support/index.js';
+import { fastOptions, startHttpApp } from '../support/nest.js';
 
 let redis: RedisMasters;
 let inspector: RedisInspector;

@@ -12,7 +12,8 @@ import { Cron, ScheduleModule } from '@nestjs/schedule';
 import { Test } from '@nestjs/testing';
 import { Locked, RedlockModule } from '../../lib/index.js';
 import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.js';
-import { delay, eventually, fastOptions, RedisInspector } from './fixtures/support.js';
+import { RedisInspector, sleep, waitFor } from '../support/index.js';
+import { fastOptions } from '../support/nest.js';
 
 /** ttl and minHold of the jobs: a fire holds its lock for 700 ms, so an instance up to 700 ms late skips it. */
 const TTL = 900;
@@ -42,7 +43,7 @@ class EverySecondJob {
   @Locked('cron:every-second', { ttl: TTL, onBusy: 'skip', minHold: MIN_HOLD })
   async tick(): Promise<void> {
     runs.push({ instance: this.instance, fire: secondOf(Date.now()), job: 'every-second' });
-    await delay(20); // a short job: it ends long before minHold
+    await sleep(20); // a short job: it ends long before minHold
   }
 }
 
@@ -57,14 +58,14 @@ class SkewedJob {
   @Cron('* * * * * *')
   async fire(): Promise<void> {
     const fire = secondOf(Date.now());
-    await delay(this.skew);
+    await sleep(this.skew);
     await this.tick(fire);
   }
 
   @Locked('cron:skewed', { ttl: TTL, onBusy: 'skip', minHold: MIN_HOLD })
   async tick(fire: number): Promise<void> {
     runs.push({ instance: this.instance, fire, job: 'skewed' });
-    await delay(20);
+    await sleep(20);
   }
 }
 
@@ -121,9 +122,9 @@ async function runFires(
     for (const start of starts) apps.push(await start());
     logger.errors.length = 0; // from here on, while every instance runs
     const from = secondOf(Date.now()) + 1; // the first fire every instance is up for
-    await eventually(() => secondOf(Date.now()) >= from + fires, (fires + 3) * 1_000, 50);
+    await waitFor(() => secondOf(Date.now()) >= from + fires, (fires + 3) * 1_000, 50);
     const to = secondOf(Date.now()) - 1; // the last fire whose runs (and skews) are surely over
-    await delay(SKEW + 200);
+    await sleep(SKEW + 200);
     // Taken before app.close(): a fire still running at close rejects with LockLostError (reason
     // 'shutdown'), which the scheduler logs; that is shutdown, not the steady state measured here.
     const errors = [...logger.errors];
@@ -182,14 +183,14 @@ describe('@Cron under @Locked({ onBusy: "skip", minHold })', () => {
   it('a majority of masters down is an error on every instance (LockAcquisitionError logged), not a silent skip', async () => {
     const apps = [await startInstance(0, EverySecondJob), await startInstance(1, EverySecondJob)];
     try {
-      await delay(1_200);
+      await sleep(1_200);
       logger.errors.length = 0;
       const before = runs.length;
       redis.masters[1].pause();
       redis.masters[2].pause();
       try {
         const pausedAt = secondOf(Date.now());
-        expect(await eventually(() => logger.errors.length >= 4, 6_000, 50)).toBe(true);
+        expect(await waitFor(() => logger.errors.length >= 4, 6_000, 50)).toBe(true);
         // Nothing ran while no quorum could be reached.
         expect(runs.slice(before).filter((r) => r.fire > pausedAt + 1)).toEqual([]);
       } finally {

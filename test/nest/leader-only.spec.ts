@@ -8,7 +8,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/glo
 import { Injectable, type INestApplication } from '@nestjs/common';
 import { LeaderOnly, LockKeyError, RedlockConfigError } from '../../lib/index.js';
 import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.js';
-import { eventually, fastOptions, RedisInspector, startApp } from './fixtures/support.js';
+import { RedisInspector, waitFor } from '../support/index.js';
+import { fastOptions, startApp } from '../support/nest.js';
 
 const RESOURCE = 'leader-only:job';
 
@@ -62,7 +63,7 @@ describe('@LeaderOnly', () => {
     try {
       const jobs = apps.map((app) => app.get(LeaderJob));
       // Campaigns started at bootstrap, before any call: the lock is already held.
-      expect(await eventually(async () => (await inspector.held(`lock:${RESOURCE}`)) >= 2, 2_000)).toBe(true);
+      expect(await waitFor(async () => (await inspector.held(`lock:${RESOURCE}`)) >= 2, 2_000)).toBe(true);
 
       for (let i = 0; i < 10; i++) {
         const results = await Promise.all(jobs.map((job) => job.run(`#${i}`)));
@@ -79,7 +80,7 @@ describe('@LeaderOnly', () => {
       await apps[leader].close();
       // The standby's retry delay is 2 s; the release on close wakes it at once.
       const took = await (async () => {
-        const ok = await eventually(async () => (await jobs[1 - leader].run('after')) === 'ran after', 1_500, 5);
+        const ok = await waitFor(async () => (await jobs[1 - leader].run('after')) === 'ran after', 1_500, 5);
         return ok ? performance.now() - closing : Infinity;
       })();
       expect(took).toBeLessThan(1_500);

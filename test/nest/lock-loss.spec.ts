@@ -9,7 +9,8 @@ import type { INestApplication } from '@nestjs/common';
 import { currentLock, LockLostError } from '../../lib/index.js';
 import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.js';
 import { OrdersService } from './fixtures/orders.service.js';
-import { delay, fastOptions, RedisInspector, startApp } from './fixtures/support.js';
+import { RedisInspector, sleep } from '../support/index.js';
+import { fastOptions, startApp } from '../support/nest.js';
 
 let redis: RedisMasters;
 let inspector: RedisInspector;
@@ -92,7 +93,7 @@ describe('lock loss', () => {
       const signal = lock.signal;
       for (const m of redis.masters.slice(0, 2)) m.pause();
       try {
-        await delay(1_200); // two TTLs
+        await sleep(1_200); // two TTLs
         // Only the 3 running masters are asked: a paused one would not answer.
         return { aborted: signal.aborted, held: lock.isHeld, onLive: await inspector.holders(`lock:fragile:${id}`, [2, 3, 4]) };
       } finally {

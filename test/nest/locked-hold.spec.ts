@@ -16,7 +16,8 @@ import {
   RedlockService,
 } from '../../lib/index.js';
 import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.js';
-import { delay, eventually, fastOptions, RedisInspector } from './fixtures/support.js';
+import { RedisInspector, sleep, waitFor } from '../support/index.js';
+import { fastOptions } from '../support/nest.js';
 
 /** A logger that records every line by level, so that the test can assert nothing was logged as an error. */
 class RecordingLogger implements LoggerService {
@@ -50,7 +51,7 @@ class JobsService {
   async hung(id: string): Promise<string> {
     const { signal } = currentLock()!;
     await new Promise((resolve) => signal.addEventListener('abort', resolve));
-    await delay(100); // winds down after being told
+    await sleep(100); // winds down after being told
     return `stopped ${id}`;
   }
 }
@@ -114,7 +115,7 @@ describe("@Locked(…, { onBusy: 'skip' })", () => {
     let release!: () => void;
     jobs.hook = () => new Promise((resolve) => (release = () => resolve(undefined)));
     const first = jobs.skipWhenBusy('j-2');
-    await eventually(async () => (await inspector.holders('lock:job:j-2')) === 3);
+    await waitFor(async () => (await inspector.holders('lock:job:j-2')) === 3);
     await expect(jobs.skipWhenBusy('j-2')).resolves.toBeUndefined();
     release();
     await expect(first).resolves.toBe('ran j-2');
@@ -128,7 +129,7 @@ describe('@Locked(…, { minHold })', () => {
     expect(await inspector.holders('lock:fire:f-1')).toBeGreaterThanOrEqual(2); // still held after the method returned
     await expect(jobs.oncePerFire('f-1')).resolves.toBeUndefined(); // a late duplicate fire is skipped
     expect(jobs.runs).toBe(1);
-    expect(await eventually(async () => (await inspector.holders('lock:fire:f-1')) === 0, 3_000)).toBe(true); // lapsed at minHold, before the 3 s TTL
+    expect(await waitFor(async () => (await inspector.holders('lock:fire:f-1')) === 0, 3_000)).toBe(true); // lapsed at minHold, before the 3 s TTL
   });
 
   it('refuses minHold above ttl at decoration, naming the option', () => {

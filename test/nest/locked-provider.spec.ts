@@ -19,7 +19,8 @@ import {
 import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.js';
 import { InnerService, OuterService } from './fixtures/nested.service.js';
 import { OrdersService, PlainThing } from './fixtures/orders.service.js';
-import { delay, eventually, fastOptions, RedisInspector, startApp } from './fixtures/support.js';
+import { RedisInspector, sleep, waitFor } from '../support/index.js';
+import { fastOptions, startApp } from '../support/nest.js';
 
 let redis: RedisMasters;
 let inspector: RedisInspector;
@@ -92,10 +93,10 @@ describe('renewal', () => {
       const lock = currentLock()!;
       const signal = lock.signal;
       const key = `lock:slow:${id}`;
-      await delay(1_850);
+      await sleep(1_850);
       const near = await inspector.holders(key);
       const pttls = await Promise.all(inspector.clients.map((c) => c.pttl(key)));
-      await delay(150);
+      await sleep(150);
       return { aborted: signal.aborted, held: lock.isHeld, near, pttls, ttl: lock.ttl, value: lock.value, values: await inspector.values(key) };
     };
 
@@ -135,7 +136,7 @@ describe("the user's own errors", () => {
   it('passes a Nest HttpException through unchanged', async () => {
     const error = new ConflictException('already paid');
     orders.hook = async () => {
-      await delay(5);
+      await sleep(5);
       throw error;
     };
     await expect(orders.process('e-2')).rejects.toBe(error);
@@ -291,10 +292,10 @@ describe('reentrancy in one call chain', () => {
     const events: string[] = [];
     orders.hook = async (id: string) => {
       events.push(`in ${id}`);
-      await delay(150);
+      await sleep(150);
       events.push(`out ${id}`);
     };
-    await Promise.all([orders.process('busy'), delay(20).then(() => orders.process('busy'))]);
+    await Promise.all([orders.process('busy'), sleep(20).then(() => orders.process('busy'))]);
     expect(events).toEqual(['in busy', 'out busy', 'in busy', 'out busy']);
   });
 });
@@ -302,21 +303,21 @@ describe('reentrancy in one call chain', () => {
 describe('Observables returned by a provider', () => {
   it('declared Observable: takes the lock on subscription and releases it when unsubscribed early', async () => {
     const feed = orders.feed('f-1');
-    await delay(80);
+    await sleep(80);
     expect(await inspector.holders('lock:feed:f-1')).toBe(0); // nothing until subscribed
 
     const values: number[] = [];
     let failed: unknown;
     const subscription = feed.subscribe({ next: (v) => values.push(v), error: (e: unknown) => (failed = e) });
     try {
-      expect(await eventually(() => values.length >= 2, 2_000)).toBe(true);
+      expect(await waitFor(() => values.length >= 2, 2_000)).toBe(true);
       expect(await inspector.held('lock:feed:f-1')).toBe(3);
     } finally {
       subscription.unsubscribe();
     }
-    expect(await eventually(async () => (await inspector.holders('lock:feed:f-1')) === 0, 1_000)).toBe(true);
+    expect(await waitFor(async () => (await inspector.holders('lock:feed:f-1')) === 0, 1_000)).toBe(true);
     const count = values.length;
-    await delay(100);
+    await sleep(100);
     expect(values.length).toBe(count);
     expect(failed).toBeUndefined();
   });
@@ -346,29 +347,29 @@ describe('Observables returned by a provider', () => {
     const values: number[] = [];
     const subscription = feed.subscribe((v) => values.push(v));
     try {
-      expect(await eventually(() => values.length >= 2, 2_000)).toBe(true);
+      expect(await waitFor(() => values.length >= 2, 2_000)).toBe(true);
       expect(await inspector.held('lock:feed2:f-2')).toBe(3);
     } finally {
       subscription.unsubscribe();
     }
-    expect(await eventually(async () => (await inspector.holders('lock:feed2:f-2')) === 0, 1_000)).toBe(true);
+    expect(await waitFor(async () => (await inspector.holders('lock:feed2:f-2')) === 0, 1_000)).toBe(true);
   });
 
   it('Observable met only at run time: released if nobody subscribes within the TTL; a later subscription locks anew', async () => {
     const feed = await orders.feedUndeclared('f-3');
     expect(await inspector.held('lock:feed2:f-3')).toBe(3); // taken at the call
     // Nobody subscribes: the lock is given back after the TTL (600 ms) instead of being renewed forever.
-    expect(await eventually(async () => (await inspector.holders('lock:feed2:f-3')) === 0, 2_000)).toBe(true);
+    expect(await waitFor(async () => (await inspector.holders('lock:feed2:f-3')) === 0, 2_000)).toBe(true);
 
     const values: number[] = [];
     const subscription = feed.subscribe((v) => values.push(v));
     try {
-      expect(await eventually(() => values.length >= 2, 2_000)).toBe(true);
+      expect(await waitFor(() => values.length >= 2, 2_000)).toBe(true);
       expect(await inspector.held('lock:feed2:f-3')).toBe(3); // locked again for this subscription
     } finally {
       subscription.unsubscribe();
     }
-    expect(await eventually(async () => (await inspector.holders('lock:feed2:f-3')) === 0, 1_000)).toBe(true);
+    expect(await waitFor(async () => (await inspector.holders('lock:feed2:f-3')) === 0, 1_000)).toBe(true);
   });
 });
 

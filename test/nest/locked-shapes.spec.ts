@@ -9,7 +9,8 @@ import { Injectable, type INestApplication } from '@nestjs/common';
 import { firstValueFrom, interval, lastValueFrom, map, take, toArray, type Observable } from 'rxjs';
 import { currentLock, Locked, LockAcquisitionError, RedlockError, RedlockService } from '../../lib/index.js';
 import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.js';
-import { delay, eventually, fastOptions, RedisInspector, startApp } from './fixtures/support.js';
+import { RedisInspector, sleep, waitFor } from '../support/index.js';
+import { fastOptions, startApp } from '../support/nest.js';
 
 @Injectable()
 class ShapesService {
@@ -24,7 +25,7 @@ class ShapesService {
   async *rows(id: string, count: number): AsyncGenerator<number, string, unknown> {
     try {
       for (let i = 0; i < count; i++) {
-        await delay(20);
+        await sleep(20);
         this.steps.push(`yield ${i} held by ${await this.inspector.held(`lock:gen:${id}`)}`);
         yield i;
       }
@@ -42,7 +43,7 @@ class ShapesService {
 
   @Locked('obs:#id')
   async feed(id: string): Promise<Observable<number>> {
-    await delay(10);
+    await sleep(10);
     return interval(40).pipe(
       take(4),
       map((n) => {
@@ -62,7 +63,7 @@ class ShapesService {
   async charge(id: string, label: string): Promise<string> {
     this.inside++;
     this.most = Math.max(this.most, this.inside);
-    await delay(50);
+    await sleep(50);
     this.inside--;
     return `${label}:${id}`;
   }
@@ -100,7 +101,7 @@ beforeEach(async () => {
 describe('async generators hold the lock from the first next() until they end', () => {
   it('no lock before the first next(); held at every step; released after return', async () => {
     const rows = shapes.rows('g1', 3);
-    await delay(50);
+    await sleep(50);
     expect(await inspector.holders('lock:gen:g1')).toBe(0); // not started: nothing taken
     const seen: number[] = [];
     for await (const row of rows) seen.push(row);
@@ -112,7 +113,7 @@ describe('async generators hold the lock from the first next() until they end', 
   it('held between steps while the consumer is slow; released on early return (break)', async () => {
     const rows = shapes.rows('g2', 10);
     for await (const row of rows) {
-      await delay(100); // the consumer is slow: the lock is still held here
+      await sleep(100); // the consumer is slow: the lock is still held here
       expect(await inspector.holders('lock:gen:g2')).toBe(3);
       if (row === 1) break;
     }
@@ -124,7 +125,7 @@ describe('async generators hold the lock from the first next() until they end', 
     const first = shapes.rows('g3', 5);
     await first.next();
     const second = shapes.rows('g3', 1).next();
-    await delay(150);
+    await sleep(150);
     expect(shapes.steps).toEqual(['yield 0 held by 3']); // the second has not started
     await first.return('stop');
     await expect(second).resolves.toEqual({ done: false, value: 0 });
@@ -162,8 +163,8 @@ describe('an async method resolving to an Observable', () => {
     const first = await shapes.feed('o2');
     const sub = first.subscribe();
     const second = shapes.feed('o2').then((o) => firstValueFrom(o));
-    await delay(100);
-    expect(await eventually(async () => (await inspector.holders('lock:obs:o2')) === 3)).toBe(true);
+    await sleep(100);
+    expect(await waitFor(async () => (await inspector.holders('lock:obs:o2')) === 3)).toBe(true);
     sub.unsubscribe();
     await expect(second).resolves.toBe(0);
   });

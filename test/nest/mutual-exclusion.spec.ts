@@ -7,7 +7,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/glo
 import type { INestApplication } from '@nestjs/common';
 import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.js';
 import { ExclusiveService, SHARED_COUNTER, SharedCounter } from './fixtures/exclusive.service.js';
-import { fastOptions, RedisInspector, startApp } from './fixtures/support.js';
+import { RedisInspector } from '../support/index.js';
+import { fastOptions, startApp } from '../support/nest.js';
 
 let redis: RedisMasters;
 let inspector: RedisInspector;

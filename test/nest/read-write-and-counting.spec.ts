@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Injectable, type INestApplication } from '@nestjs/common';
 import { currentLock, lockModeOf, Locked, RedlockConfigError } from '../../lib/index.js';
 import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.js';
-import { delay, fastOptions, RedisInspector, startApp } from './fixtures/support.js';
+import { RedisInspector, sleep } from '../support/index.js';
+import { fastOptions, startApp } from '../support/nest.js';
 
 /** What runs at once, across both applications (one process). */
 const live = { readers: 0, writers: 0, exports: 0, mostReaders: 0, mostExports: 0, violations: 0 };
@@ -20,7 +21,7 @@ class CatalogService {
     live.readers++;
     live.mostReaders = Math.max(live.mostReaders, live.readers);
     if (live.writers > 0) live.violations++;
-    await delay(40);
+    await sleep(40);
     live.readers--;
     return `${shop}:${lockModeOf(currentLock()!).mode}`;
   }
@@ -30,7 +31,7 @@ class CatalogService {
     void shop; // named for the key template
     live.writers++;
     if (live.writers > 1 || live.readers > 0) live.violations++;
-    await delay(20);
+    await sleep(20);
     live.writers--;
   }
 
@@ -44,7 +45,7 @@ class CatalogService {
     void tenant; // named for the key template
     live.exports++;
     live.mostExports = Math.max(live.mostExports, live.exports);
-    await delay(30);
+    await sleep(30);
     live.exports--;
     return currentLock()!.validity > 0 ? 1 : 0;
   }
@@ -52,7 +53,7 @@ class CatalogService {
   @Locked('export:#tenant', { limit: 3, retryCount: 0 })
   async exportWithOtherLimit(tenant: string): Promise<void> {
     void tenant; // named for the key template
-    await delay(1);
+    await sleep(1);
   }
 }
 
@@ -93,7 +94,7 @@ describe('@Locked with `mode` and `limit` (two applications, 3 masters)', () => 
   it('n+1 callers of a `limit: 2` method across both applications: never more than 2 at once; a different limit is refused', async () => {
     const [a, b] = apps.map((app) => app.get(CatalogService));
     const slow = a.export('t1');
-    await delay(5);
+    await sleep(5);
     const refused = await b.exportWithOtherLimit('t1').catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(RedlockConfigError);
     expect((refused as Error).message).toMatch(/`limit` 3 differs from the limit 2/);

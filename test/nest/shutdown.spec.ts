@@ -9,7 +9,8 @@ import { Redis } from 'ioredis';
 import { LockAcquisitionError, LockLostError, RedlockError, RedlockModule, RedlockService } from '../../lib/index.js';
 import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.js';
 import { LifecycleJobs, LifecycleModule } from './fixtures/startup.js';
-import { eventually, fastOptions, initApp, RedisInspector, startApp } from './fixtures/support.js';
+import { RedisInspector, waitFor } from '../support/index.js';
+import { fastOptions, initApp, startApp } from '../support/nest.js';
 
 let redis: RedisMasters;
 let inspector: RedisInspector;
@@ -71,7 +72,7 @@ describe('shutdown', () => {
       await expect(userClient.set('still', 'usable')).resolves.toBe('OK');
       // Every connection the module opened is gone; the user's is not.
       expect(
-        await eventually(async () => {
+        await waitFor(async () => {
           const now = await Promise.all([0, 1, 2].map((i) => inspector.connectedClients(i)));
           return now.every((n, i) => n === clientsBefore[i]);
         }, 2_000),

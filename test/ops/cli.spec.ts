@@ -4,7 +4,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
-import { resourceName, useMasters } from '../core/helpers.js';
+import { resourceName, useMasters } from '../support/index.js';
 import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.js';
 
 const run = promisify(execFile);

@@ -12,7 +12,7 @@ import {
   type LockLostMessage,
   type LockOperationContext,
 } from '../../lib/index.js';
-import { rejectionOf, resourceName, sleep, useMasters } from '../core/helpers.js';
+import { rejectionOf, resourceName, sleep, useMasters } from '../support/index.js';
 
 type Event<C> = { kind: string; ctx: C };
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { resourceName, useMasters } from '../core/helpers.js';
+import { resourceName, useMasters } from '../support/index.js';
 
 describe('Redlock.inspect() of read-write and counting locks', () => {
   const set = useMasters(3);

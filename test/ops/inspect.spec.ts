@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { resourceName, useMasters } from '../core/helpers.js';
+import { resourceName, useMasters } from '../support/index.js';
 
 describe('Redlock.inspect()', () => {
   const set = useMasters(3);

@@ -14,7 +14,7 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '
 import { Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { Locked, LockAcquisitionError, RedlockModule, RedlockService } from '../../lib/index.js';
-import { rejectionOf, resourceName, sleep, useMasters } from '../core/helpers.js';
+import { rejectionOf, resourceName, sleep, useMasters } from '../support/index.js';
 
 const spans = new InMemorySpanExporter();
 const metricExporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
