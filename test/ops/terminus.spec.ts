@@ -110,7 +110,7 @@ describe('RedlockHealthIndicator with real Terminus, real masters', () => {
     await sleep(TTL + 1_500);
     // polled briefly: on a loaded machine one check's INFO can miss the probe bound and read as not answering
     let after = await get();
-    for (const deadline = Date.now() + 5_000; after.body.details.locks.status !== 'up' && Date.now() < deadline; ) {
+    for (const deadline = Date.now() + 5_000; after.body.details.locks.status !== 'up' && Date.now() < deadline;) {
       await sleep(100);
       after = await get();
     }
