@@ -22,6 +22,7 @@ export {
   MAX_TTL,
   REDLOCK_DEFAULTS,
   type RedlockNode,
+  type RedlockClusterNode,
   type RedlockOptions,
   type RetryDelay,
   type RetryOptions,

@@ -292,8 +292,9 @@ function replyAt(replies: [Error | null, unknown][], i: number, tolerated = fals
 async function readHolding(master: Master, keys: InspectKeys, timeoutMs: number): Promise<MasterHolding> {
   try {
     const { key } = keys;
+    // On a cluster the companion keys may be in other slots than the lock key: read them apart.
     const first = await execWithin(
-      master.client
+      (master.cluster ? clusterReads(master, keys) : master.client)
         .multi()
         .type(key)
         .get(key)
@@ -355,4 +356,30 @@ async function readHolding(master: Master, keys: InspectKeys, timeoutMs: number)
       error: error instanceof Error ? error : new Error(String(error)),
     };
   }
+}
+
+/**
+ * For a cluster node: a stand-in for `client.multi()` taking the same eight reads, where the lock
+ * key's reads (type, holder, readers, PTTL, server time) stay one MULTI/EXEC in its slot and the
+ * counter, intent and limit keys are read on their own (exclusive locks, the only kind clusters
+ * take, need nothing but the first four).
+ */
+function clusterReads(master: Master, keys: InspectKeys): { multi(): ReturnType<Master['client']['multi']> } {
+  const { client } = master;
+  const batch = {
+    exec: async (): Promise<[Error | null, unknown][]> => {
+      const { key } = keys;
+      const settle = (p: Promise<unknown>): Promise<[Error | null, unknown]> =>
+        p.then((v): [Error | null, unknown] => [null, v], (e: unknown): [Error | null, unknown] => [e instanceof Error ? e : new Error(String(e)), null]);
+      const [own, ...rest] = await Promise.all([
+        client.multi().type(key).get(key).zrange(key, '0', '-1', 'WITHSCORES').pttl(key).time().exec(),
+        settle(client.get(keys.counterKey)),
+        settle(client.exists(keys.intentKey)),
+        settle(client.get(keys.limitKey)),
+      ]);
+      return [...(own ?? []), ...rest];
+    },
+  };
+  const chain = new Proxy(batch, { get: (target, name) => (name === 'exec' ? target.exec : () => chain) });
+  return { multi: () => chain as unknown as ReturnType<Master['client']['multi']> };
 }

@@ -3,6 +3,7 @@ import { RedlockConfigError } from '../errors/redlock-config.error.js';
 import { now } from './clock.js';
 import type { RedlockLogger } from './logger.js';
 import type { Master } from './master.js';
+import { clusterInfo, topologyOf } from './cluster-probe.js';
 import { redact } from './redact.js';
 import type { GuardReason, IdentityChange, RestartGuard } from './restart-guard.js';
 
@@ -118,6 +119,8 @@ interface Probe {
   maxmemoryPolicy?: string;
   maxmemory?: number;
   policyUnreadable?: string;
+  /** A plain master whose server runs in cluster mode (it answers MOVED for most keys). */
+  clusterMode?: boolean;
 }
 
 function field(info: string, name: string): string | undefined {
@@ -148,6 +151,7 @@ export class MasterMonitor {
   readonly #probes: Probe[];
   readonly #generation: number[];
   readonly #inflight: (Promise<void> | undefined)[];
+  readonly #inflightDone: boolean[];
   /** Set when a `refresh()` probe got no answer in time (a hung master keeps its connection); cleared by the next answer. */
   readonly #unanswered: (string | undefined)[];
   readonly #unwatch: (() => void)[];
@@ -166,14 +170,19 @@ export class MasterMonitor {
     this.#probes = masters.map(() => ({}));
     this.#generation = new Array<number>(n).fill(0);
     this.#inflight = new Array<Promise<void> | undefined>(n).fill(undefined);
+    this.#inflightDone = new Array<boolean>(n).fill(true);
     this.#unanswered = new Array<string | undefined>(n).fill(undefined);
     this.#warnedPolicy = new Array<string | undefined>(n).fill(undefined);
     this.#reportedDuplicate = new Array<string | undefined>(n).fill(undefined);
     this.#trustTimers = new Array<NodeJS.Timeout | undefined>(n).fill(undefined);
     this.#unwatch = masters.map((master, i) => {
       const unwatch = watchReady(master.client, () => this.onReady(i));
+      const unwatchCluster = master.cluster ? this.watchCluster(i) : undefined;
       if (master.client.status === 'ready') this.onReady(i);
-      return unwatch;
+      return () => {
+        unwatch();
+        unwatchCluster?.();
+      };
     });
   }
 
@@ -182,6 +191,51 @@ export class MasterMonitor {
     this.#closed = true;
     for (const u of this.#unwatch) u();
     for (const t of this.#trustTimers) clearTimeout(t);
+  }
+
+  /**
+   * A cluster stays `ready` through a shard failover, so its slot map is watched instead: when the
+   * primary of any shard changes (the client refreshes the map on MOVED, on a node error and
+   * periodically), or a shard's connection comes back, the node is distrusted until its shards'
+   * `INFO` is read, as on a reconnect. Commands resent after the refresh go out after this.
+   */
+  private watchCluster(i: number): () => void {
+    const cluster = this.masters[i].cluster!;
+    let topology = '';
+    const onRefresh = (): void => {
+      if (this.#closed || cluster.status !== 'ready') return;
+      const next = topologyOf(cluster);
+      const changed = topology !== '' && next !== topology;
+      topology = next;
+      if (changed) this.onReady(i);
+      else if (this.guard?.why(i) === 'unknown' && this.#inflightDone[i]) void this.probe(i); // a probe that failed: try again
+    };
+    const onNodeReady = (): void => {
+      if (!this.#closed && cluster.status === 'ready') this.onReady(i);
+    };
+    const watched = new Set<Redis>();
+    const onNode = (node: Redis): void => {
+      if (watched.has(node)) return;
+      watched.add(node);
+      // Not on the first connect of a node (the cluster's own 'ready' covers start-up): on its reconnects.
+      let seenReady = node.status === 'ready';
+      node.on('ready', () => {
+        if (seenReady) onNodeReady();
+        seenReady = true;
+      });
+    };
+    const onReadyCluster = (): void => {
+      topology = topologyOf(cluster);
+    };
+    cluster.on('refresh', onRefresh);
+    cluster.on('+node', onNode);
+    cluster.on('ready', onReadyCluster);
+    for (const node of cluster.nodes('all')) onNode(node);
+    return () => {
+      cluster.off('refresh', onRefresh);
+      cluster.off('+node', onNode);
+      cluster.off('ready', onReadyCluster);
+    };
   }
 
   private onReady(i: number): void {
@@ -196,12 +250,14 @@ export class MasterMonitor {
     const client = this.masters[i].client;
     const asked = now();
     const run = async (): Promise<void> => {
-      const info = await client.info();
+      const cluster = this.masters[i].cluster;
+      const info = cluster ? await clusterInfo(cluster) : await client.info();
       const roundTripMs = Math.round((now() - asked) * 100) / 100;
       const probe: Probe = {
         runId: field(info, 'run_id'),
         replId: field(info, 'master_replid'),
         role: field(info, 'role'),
+        ...(!cluster && field(info, 'cluster_enabled') === '1' ? { clusterMode: true } : {}),
         roundTripMs,
         // Redis reports uptime as the difference of two wall-clock times each truncated to the
         // second, so it can overstate the real uptime by almost a second: count one second less.
@@ -230,6 +286,10 @@ export class MasterMonitor {
       .catch(() => false) // No answer: the guard keeps the master distrusted ('unknown') until the next probe.
       .finally(() => clearTimeout(timer));
     this.#inflight[i] = done.then(() => undefined);
+    this.#inflightDone[i] = false;
+    void done.then(() => {
+      if (generation === this.#generation[i]) this.#inflightDone[i] = true;
+    });
     return done;
   }
 
@@ -390,6 +450,15 @@ export class MasterMonitor {
         const why = master.lastError ? this.clean(master.lastError) : `connection ${master.client.status}`;
         logger.warn(
           `Master ${master.label} is unreachable (${why}); it does not count until it connects (retried in the background).`,
+        );
+        return;
+      }
+      if (this.#probes[i].clusterMode) {
+        refusals.push(
+          new RedlockConfigError(
+            `nodes[${i}]`,
+            `\`nodes[${i}]\` (${master.label}) is a Redis Cluster node (cluster_enabled:1) given as a plain master: most keys would be answered with MOVED. Give the whole cluster as one entry, \`{ cluster: [{ host, port }] }\` or an ioredis \`Cluster\` instance (one cluster, one vote).`,
+          ),
         );
         return;
       }

@@ -1,9 +1,10 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type ClusterNode, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { RedlockConfigError } from '../errors/redlock-config.error.js';
 import { resolve as resolvePath } from 'node:path';
 import type { RedlockNode } from './options.js';
 import { redactUrl } from './redact.js';
 import { defineScripts, type ScriptedClient } from './scripts.js';
+import { clusterScripts } from './cluster-scripts.js';
 
 /** One Redis master as the library sees it. */
 export interface Master {
@@ -11,7 +12,12 @@ export interface Master {
   readonly label: string;
   /** Its position in `nodes`. */
   readonly index: number;
+  /** The connection; for a Redis Cluster node, the ioredis `Cluster` (same command API), also in `cluster`. */
   readonly client: Redis;
+  /** Set when this node is a Redis Cluster: one vote for the whole cluster, commands routed by slot. */
+  readonly cluster?: Cluster;
+  /** For a cluster, the `host:port` of its startup nodes (one server, one vote is checked on them). */
+  readonly servers?: readonly string[];
   readonly scripts: ScriptedClient;
   /** True when the library opened the connection and so must close it. */
   readonly owned: boolean;
@@ -49,6 +55,52 @@ const OWNED_CONNECTION_DEFAULTS: RedisOptions = {
   disconnectTimeout: 100,
   retryStrategy: (times) => Math.min(times * 50, 1_000),
 };
+
+/** Connection settings for the clusters the library opens: find failovers quickly, fail fast per node. */
+const OWNED_CLUSTER_DEFAULTS: ClusterOptions = {
+  // A periodic slot refresh is how a failover with no command in flight is noticed (see docs/cluster.md).
+  slotsRefreshInterval: 1_000,
+  retryDelayOnFailover: 100,
+  redisOptions: { maxRetriesPerRequest: 0, disconnectTimeout: 100 },
+};
+
+/** True for an ioredis `Cluster`. */
+export function isClusterInstance(node: unknown): node is Cluster {
+  return node !== null && typeof node === 'object' && (node as { isCluster?: unknown }).isCluster === true && typeof (node as Cluster).nodes === 'function';
+}
+
+function startupLabels(option: string, startup: readonly ClusterNode[]): string[] {
+  return startup.map((n, k) => {
+    if (typeof n === 'number') return hostLabel(undefined, n);
+    if (typeof n === 'string') {
+      if (/^\d+$/.test(n)) return hostLabel(undefined, Number(n));
+      try {
+        const url = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(n) ? n : `redis://${n}`);
+        return hostLabel(url.hostname, url.port ? Number(url.port) : undefined);
+      } catch {
+        throw new RedlockConfigError(option, `\`${option}.cluster[${k}]\` is not a host:port or redis:// URL: ${JSON.stringify(redactUrl(n))}.`);
+      }
+    }
+    if (n !== null && typeof n === 'object') {
+      checkPort(`${option}.cluster[${k}]`, n.port, JSON.stringify({ host: n.host, port: n.port }));
+      return hostLabel(n.host, n.port === undefined ? undefined : Number(n.port));
+    }
+    throw new RedlockConfigError(option, `\`${option}.cluster[${k}]\` must be { host, port }, "host:port" or a port; got ${n === null ? 'null' : typeof n}.`);
+  });
+}
+
+function clusterDescription(option: string, startup: readonly ClusterNode[], make?: () => Cluster, instance?: Cluster): Described {
+  const servers = startupLabels(option, startup);
+  return { label: `cluster:${servers[0] ?? '?'}`, servers, cluster: true, ...(make ? { create: make as unknown as () => Redis } : {}), ...(instance ? { instance: instance as unknown as Redis } : {}) };
+}
+
+interface Described {
+  label: string;
+  create?: () => Redis;
+  instance?: Redis;
+  cluster?: boolean;
+  servers?: string[];
+}
 
 function isRedisInstance(node: object): node is Redis {
   return typeof (node as Redis).defineCommand === 'function' && typeof (node as Redis).sendCommand === 'function';
@@ -111,8 +163,28 @@ function checkPort(option: string, port: unknown, shown: string): void {
 }
 
 /** Works out where a node points, refusing what cannot be a master. No connection is made. */
-function describeNode(node: RedlockNode, index: number): { label: string; create?: () => Redis; instance?: Redis } {
+function describeNode(node: RedlockNode, index: number): Described {
   const option = `nodes[${index}]`;
+  if (isClusterInstance(node)) {
+    const startup = (node as unknown as { startupNodes?: ClusterNode[] }).startupNodes ?? [];
+    return clusterDescription(option, startup, undefined, node);
+  }
+  if (node !== null && typeof node === 'object' && !isRedisInstance(node) && 'cluster' in node) {
+    const { cluster: startup, options } = node as { cluster: unknown; options?: ClusterOptions };
+    if (!Array.isArray(startup) || startup.length === 0) {
+      throw new RedlockConfigError(option, `\`${option}.cluster\` must list the cluster's startup nodes ([{ host, port }, …]); got ${Array.isArray(startup) ? 'an empty list' : typeof startup}.`);
+    }
+    if (options !== undefined && (options === null || typeof options !== 'object')) {
+      throw new RedlockConfigError(option, `\`${option}.options\` must be ioredis ClusterOptions (an object); got ${options === null ? 'null' : typeof options}.`);
+    }
+    const merged: ClusterOptions = {
+      ...OWNED_CLUSTER_DEFAULTS,
+      ...options,
+      redisOptions: { ...OWNED_CLUSTER_DEFAULTS.redisOptions, ...options?.redisOptions },
+      lazyConnect: true,
+    };
+    return clusterDescription(option, startup as ClusterNode[], () => new Cluster(startup as ClusterNode[], merged));
+  }
   if (typeof node === 'string') {
     const text = node.trim();
     const shown = JSON.stringify(redactUrl(text));
@@ -152,8 +224,8 @@ function describeNode(node: RedlockNode, index: number): { label: string; create
   }
   if (node !== null && typeof node === 'object') {
     if (isRedisInstance(node)) {
-      const o = node.options ?? {};
-      return { label: o.sentinels?.length ? sentinelLabel(o) : hostLabel(o.host, o.port, o.path), instance: node };
+      const o = (node as Redis).options ?? {};
+      return { label: o.sentinels?.length ? sentinelLabel(o) : hostLabel(o.host, o.port, o.path), instance: node as Redis };
     }
     const o = node;
     if (o.sentinels?.length) {
@@ -205,13 +277,29 @@ export function openMasters(nodes: readonly RedlockNode[]): Master[] {
     }
     seen.set(d.label, i);
   });
+  // One server, one vote: a cluster's startup nodes must not be another entry's server.
+  const servers = new Map<string, number>();
+  described.forEach((d, i) => {
+    for (const server of d.servers ?? (d.label.startsWith('sentinel:') ? [] : [d.label])) {
+      const first = servers.get(server);
+      if (first !== undefined && first !== i) {
+        throw new RedlockConfigError(
+          `nodes[${i}]`,
+          `\`nodes[${i}]\` (${d.label}) and \`nodes[${first}]\` (${described[first].label}) both point at ${server}; one server has one vote. Give each independent master or cluster once (a cluster is one entry, whatever its number of shards).`,
+        );
+      }
+      servers.set(server, i);
+    }
+  });
   return described.map((d, index) => {
     const client = d.instance ?? d.create!();
+    const cluster = d.cluster ? (client as unknown as Cluster) : undefined;
     const master: Master = {
       label: d.label,
       index,
       client,
-      scripts: defineScripts(client),
+      ...(cluster ? { cluster, servers: d.servers } : {}),
+      scripts: cluster ? clusterScripts(cluster) : defineScripts(client),
       owned: !d.instance,
       corked: false,
     };
@@ -230,6 +318,12 @@ export function openMasters(nodes: readonly RedlockNode[]): Master[] {
  * `connect ECONNREFUSED 127.0.0.1:1`) says what to fix.
  */
 export function explainFailure(master: Master, error: Error): Error {
+  if (!master.cluster && /^MOVED \d+ /.test(error.message)) {
+    return new RedlockConfigError(
+      `nodes[${master.index}]`,
+      `${master.label} is a Redis Cluster node (it answered ${error.message.split(' ').slice(0, 3).join(' ')}): give the cluster as one entry, \`{ cluster: [{ host, port }] }\` or an ioredis \`Cluster\`, not as a plain master.`,
+    );
+  }
   const last = master.lastError;
   if (
     last &&
@@ -254,6 +348,9 @@ export async function connectMasters(masters: readonly Master[], timeoutMs: numb
   });
   await Promise.race([Promise.all(pending), timeout]);
   clearTimeout(timer);
+  // A cluster's connect() resolves before it emits 'ready' (on the next tick), which starts the
+  // probe of its shards that `connect()` then waits for.
+  if (masters.some((m) => m.cluster)) await new Promise((resolve) => setImmediate(resolve));
 }
 
 /** Closes the connections the library opened; user-supplied instances are left open. */

@@ -14,6 +14,7 @@ import { commandTimeoutFor, driftOf, now, validUntilOf } from './clock.js';
 import { Lock } from './lock.js';
 import { enterChain } from './lock-context.js';
 import { closeMasters, connectMasters, openMasters, type Master } from './master.js';
+import { refuseSharedOnClusters } from './cluster-support.js';
 import {
   checkCallOptions,
   checkFencingPrefix,
@@ -512,6 +513,7 @@ export class Redlock {
     const queue = { wakeups: this.#wakeups, keys, heldHere: () => this.heldHere(keys) };
     const budget = new AttemptBudget(options.retry, queue, options.signal, this.#closing.signal);
     const { shape } = options;
+    if (shape) refuseSharedOnClusters(this.#masters, shape.kind);
     let writer: string | undefined; // a waiting writer's id: it holds off new readers while it waits
     try {
       // Used before connect(): connect now, within the budget (masters still down keep reconnecting).

@@ -141,7 +141,8 @@ export function registerWriter(ctx: RoundContext, keys: readonly string[], waite
     ctx.masters,
     ctx.quorum,
     ctx.timeout,
-    (m) => rwScripts(m.client).quorumLockWriterWaiting(intents.length, ...intents, waiter, String(ttl)),
+    // Writer intents only hold off readers, which clusters do not take (see cluster-support.ts).
+    (m) => m.cluster ? Promise.resolve(0) : rwScripts(m.client).quorumLockWriterWaiting(intents.length, ...intents, waiter, String(ttl)),
     () => true,
   );
 }
@@ -153,7 +154,8 @@ export function withdrawWriter(ctx: RoundContext, keys: readonly string[], waite
     ctx.masters,
     ctx.quorum,
     ctx.timeout,
-    (m) => rwScripts(m.client).quorumLockWriterDone(intents.length, ...intents, waiter),
+    // Writer intents only hold off readers, which clusters do not take (see cluster-support.ts).
+    (m) => m.cluster ? Promise.resolve(0) : rwScripts(m.client).quorumLockWriterDone(intents.length, ...intents, waiter),
     () => true,
   );
 }

@@ -145,7 +145,10 @@ export class Wakeups {
     if (!this.#subscribers) {
       const prefix = releaseChannelOf('');
       this.#subscribers = this.masters.map((m) => {
-        const sub = m.client.duplicate({ enableOfflineQueue: true, enableAutoPipelining: false, lazyConnect: false, maxRetriesPerRequest: null });
+        // A cluster's subscriber is a cluster too: PUBLISH reaches every node, so any node will do.
+        const sub = m.cluster
+          ? (m.cluster.duplicate([], { lazyConnect: false, enableOfflineQueue: true }) as unknown as Redis)
+          : m.client.duplicate({ enableOfflineQueue: true, enableAutoPipelining: false, lazyConnect: false, maxRetriesPerRequest: null });
         sub.on('error', () => undefined); // a lost message costs one fallback delay, nothing more
         sub.on('message', (channel: string, value: string) => {
           if (channel.startsWith(prefix)) this.released(channel.slice(prefix.length), value);

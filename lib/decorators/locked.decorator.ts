@@ -3,6 +3,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { isObservable, Observable, throwError } from 'rxjs';
 import { compileLockKey, type LockKey } from '../core/key-template.js';
 import { resolveHoldOptions, type HoldOptions } from '../core/hold-options.js';
+import { RedlockConfigError } from '../errors/redlock-config.error.js';
 import { checkCallOptions, checkTtl, resolveRetryOptions, type RetryOptions } from '../core/options.js';
 import { parameterNamesOf } from '../core/parameter-names.js';
 import { checkLockMode, type LockModeOptions } from '../core/lock-mode.js';
@@ -120,7 +121,15 @@ export function Locked(key: LockKey, ttlOrOptions?: number | LockedOptions): Loc
         `@Locked on ${where}: a synchronous generator cannot hold a lock (taking one is asynchronous, and its caller could not wait for it); declare it \`async *${String(propertyKey)}()\`.`,
       );
     }
-    if (options.ttl !== undefined) checkTtl(options.ttl, `@Locked ttl on ${where}`);
+    if (options.ttl !== undefined) {
+      try {
+        checkTtl(options.ttl);
+      } catch (error) {
+        // `.option` stays the option's own name ('ttl'), as for every other @Locked option; the message says where.
+        if (error instanceof RedlockConfigError) throw new RedlockConfigError('ttl', `@Locked on ${where}: ${error.message}`);
+        throw error;
+      }
+    }
     checkCallOptions({ fencing: options.fencing });
     checkLockMode(options); // `mode` / `limit` refused at decoration time, naming the option
     resolveHoldOptions(options, options.ttl);

@@ -8,7 +8,9 @@ import { now } from '../core/clock.js';
 import { Lock } from '../core/lock.js';
 import { lockHeldInChain, runWithLock } from '../core/lock-context.js';
 import { resolveOptions, type RedlockOptions, type ResolvedRedlockOptions } from '../core/options.js';
-import type { AcquireOptions, UsingOptions } from '../core/redlock.js';
+import type { AcquireOptions, TryAcquireOptions, UsingOptions } from '../core/redlock.js';
+import { checkLockMode, type LockModeOptions, type RequestedShape } from '../core/lock-mode.js';
+import { RedlockConfigError } from '../errors/redlock-config.error.js';
 import type { MasterOutcome } from '../core/votes.js';
 
 /** Stub locks do not lapse on their own (about 12 days); tests end them with `simulateLoss()`. */
@@ -42,6 +44,7 @@ export class RedlockTestingService {
   /** Every acquisition granted so far, oldest first. */
   readonly acquisitions: StubAcquisition[] = [];
   readonly #held = new Set<Lock>();
+  readonly #shapes = new WeakMap<Lock, RequestedShape>();
   readonly #busy = new Set<string>();
   #unavailable: Error | undefined;
 
@@ -120,17 +123,17 @@ export class RedlockTestingService {
   async acquire(resources: string | readonly string[], ttl?: number, options?: AcquireOptions): Promise<Lock | undefined> {
     options?.signal?.throwIfAborted();
     try {
-      return this.grant(checkResources(resources), ttl ?? this.options.ttl);
+      return this.grant(checkResources(resources), ttl ?? this.options.ttl, options);
     } catch (error) {
       if (options?.onBusy === 'skip' && error instanceof LockAcquisitionError && error.busy) return undefined;
       throw error;
     }
   }
 
-  /** As `RedlockService.tryAcquire`: null while `simulateBusy` covers a resource. */
-  async tryAcquire(resources: string | readonly string[], ttl?: number): Promise<Lock | null> {
+  /** As `RedlockService.tryAcquire`: null while `simulateBusy` covers a resource, or while it is held here (readers share; `limit` holders share up to `limit`). */
+  async tryAcquire(resources: string | readonly string[], ttl?: number, options?: TryAcquireOptions): Promise<Lock | null> {
     try {
-      return this.grant(checkResources(resources), ttl ?? this.options.ttl);
+      return this.grant(checkResources(resources), ttl ?? this.options.ttl, options);
     } catch (error) {
       if (error instanceof LockAcquisitionError && error.busy) return null;
       throw error;
@@ -167,7 +170,7 @@ export class RedlockTestingService {
     }
     let lock: Lock;
     try {
-      lock = this.grant(missing, ttl ?? this.options.ttl);
+      lock = this.grant(missing, ttl ?? this.options.ttl, options);
     } catch (error) {
       if (options?.onBusy === 'skip' && error instanceof LockAcquisitionError && error.busy) return undefined;
       throw error;
@@ -195,7 +198,9 @@ export class RedlockTestingService {
     if (lock.markReleased()) this.#held.delete(lock);
   }
 
-  private grant(resources: string[], ttl: number): Lock {
+  private grant(resources: string[], ttl: number, options?: LockModeOptions): Lock {
+    // Checked (and refused, naming the option) as the real service does, before anything else.
+    const shape = checkLockMode(options, resources.length);
     const outcomes = (status: MasterOutcome['status'], error?: Error): MasterOutcome[] =>
       STUB_MASTERS.map((master) => ({ master, status, ...(error && { error }) }));
     if (this.#unavailable) {
@@ -207,7 +212,7 @@ export class RedlockTestingService {
       );
     }
     const busy = resources.filter((r) => this.#busy.has(r));
-    const heldHere = resources.filter((r) => this.heldResources.includes(r));
+    const heldHere = resources.filter((r) => this.conflicts(r, shape));
     if (busy.length > 0 || heldHere.length > 0) {
       throw new LockAcquisitionError(
         resources,
@@ -225,8 +230,28 @@ export class RedlockTestingService {
       now() + STUB_VALIDITY_MS,
     );
     this.#held.add(lock);
+    this.#shapes.set(lock, shape);
     this.acquisitions.push({ resources: [...resources], ttl });
     return lock;
+  }
+
+  /** Whether a lock of `shape` on `resource` must wait for the holders here: readers share, `limit` holders share up to `limit`. */
+  private conflicts(resource: string, shape: RequestedShape): boolean {
+    const holders = [...this.#held].filter((lock) => lock.resources.includes(resource)).map((lock) => this.#shapes.get(lock));
+    if (holders.length === 0) return false;
+    if (shape?.kind === 'read') return holders.some((h) => h?.kind !== 'read');
+    if (shape?.kind === 'permit') {
+      if (holders.some((h) => h?.kind !== 'permit')) return true;
+      const other = holders.find((h) => h?.kind === 'permit' && h.limit !== shape.limit);
+      if (other?.kind === 'permit') {
+        throw new RedlockConfigError(
+          'limit',
+          `\`limit\` ${shape.limit} differs from the limit ${other.limit} that the holders of ${JSON.stringify(resource)} use; every holder of a counting lock must use the same limit.`,
+        );
+      }
+      return holders.length >= shape.limit;
+    }
+    return true;
   }
 }
 

@@ -72,6 +72,9 @@ async function phase(fault: FaultKind, seconds: number, variants: number[]): Pro
   return { result, check: checkPhase(result) };
 }
 
+/** Late lock-loss deliveries, less those a measured stall of the client's own event loop explains. */
+const notStalled = (check: PhaseCheck) => check.delivery.late.filter((l) => !l.why.startsWith('stalled'));
+
 /** The safety properties every phase must keep, with the restart guard on. */
 function expectSafe({ result, check }: { result: PhaseResult; check: PhaseCheck }): void {
   expect(check.cycles.total).toBeGreaterThan(100);
@@ -100,15 +103,17 @@ describe('chaos, short (in-process clients, restart guard and fencing on)', () =
     const run = await phase('master-pause', 6, [0, 1, 2]);
     expectSafe(run);
     expect(run.check.fencing.inversions).toEqual([]);
-    // Losses were delivered before validity ended (no process is paused here, so none may be late).
-    expect(run.check.delivery.late).toEqual([]);
+    // Losses were delivered before validity ended (no process is paused here, so none may be late),
+    // unless this process's own event loop was measured stalled from the deadline to the delivery
+    // (a loaded machine: no timer can fire then; the checker reports those as 'stalled').
+    expect(notStalled(run.check)).toEqual([]);
   }, 40_000);
 
   it('asymmetric partition and a black hole from a majority: no two holders at once, fencing tokens increase', async () => {
     const run = await phase('proxy-drop', 5, [0, 1]);
     expectSafe(run);
     expect(run.check.fencing.inversions).toEqual([]);
-    expect(run.check.delivery.late).toEqual([]);
+    expect(notStalled(run.check)).toEqual([]);
   }, 40_000);
 
   it('a holder that stops past its validity (a paused process) cannot write after the next holder: the fenced register refuses it', async () => {

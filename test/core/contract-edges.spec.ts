@@ -10,6 +10,7 @@ import { timed, rejectionOf, resourceName, sleep, useMasters, valuesOn, waitFor,
 import {
   LockAcquisitionError,
   LockKeyError,
+  Locked,
   MAX_RESOURCES,
   MAX_TTL,
   Redlock,
@@ -120,6 +121,22 @@ describe('issue 8: the contract at its edges (3 masters)', () => {
       expect(() => new Redlock({ nodes: set.urls, restartGuard: { largestTtl: 2 ** 31 } })).toThrow(
         /restartGuard\.largestTtl/,
       );
+      // @Locked refuses it when the class is defined, with the same `option` ('ttl') and the method named
+      class Jobs {
+        async run(id: string): Promise<string> {
+          return id;
+        }
+      }
+      let decorated: unknown;
+      try {
+        Locked('job:#id', { ttl: 2 ** 31 })(Jobs.prototype, 'run', Object.getOwnPropertyDescriptor(Jobs.prototype, 'run')!);
+      } catch (error) {
+        decorated = error;
+      }
+      expect(decorated).toBeInstanceOf(RedlockConfigError);
+      expect((decorated as RedlockConfigError).option).toBe('ttl');
+      expect((decorated as Error).message).toContain('Jobs.run');
+      expect((decorated as Error).message).toContain(String(MAX_TTL));
       expect(await valuesOn(set.clients, `lock:${resource}`)).toEqual([null, null, null]);
       await held.release();
 

@@ -58,7 +58,13 @@ describe('restart guard (3 masters)', () => {
     expect((refused as LockAcquisitionError).outcomes[0].status).toBe('restarted');
 
     // ...and so does a client that was connected before, once it has reconnected.
-    expect(await waitFor(() => watcher.distrustedFor[0] > 0, 3_000, 20)).toBe(true);
+    // Reconnected means the connection is ready again and the guard distrusts what it found there
+    // (`distrustedFor` alone is also above 0 while the connection is still down, when a vote errors).
+    const reconnectedAndGuarded = (): boolean => {
+      const state = watcher.masterStates()[0];
+      return state.connected && watcher.distrustedFor[0] > 0 && state.distrust !== undefined && state.distrust !== 'unreachable';
+    };
+    expect(await waitFor(reconnectedAndGuarded, 10_000, 20)).toBe(true);
     const alsoRefused = await rejectionOf(watcher.acquire(resource, ttl));
     expect(alsoRefused).toBeInstanceOf(LockAcquisitionError);
     expect((alsoRefused as LockAcquisitionError).outcomes[0].status).toBe('restarted');

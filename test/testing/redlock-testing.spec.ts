@@ -121,6 +121,30 @@ describe('RedlockTestingService under @Locked', () => {
     await moduleRef.close();
   });
 
+  it("honours mode and limit like the real service: readers share, a writer waits for them, limit holders share up to limit", async () => {
+    const stub = new RedlockTestingService();
+    const r1 = await stub.acquire('catalog:7', 1_000, { mode: 'read' });
+    const r2 = await stub.tryAcquire('catalog:7', 1_000, { mode: 'read' });
+    expect(r2).toBeInstanceOf(Lock);
+    await expect(stub.tryAcquire('catalog:7', 1_000)).resolves.toBeNull(); // a writer beside readers: busy
+    await r1.release();
+    await r2!.release();
+    const w = await stub.acquire('catalog:7', 1_000, { mode: 'write' });
+    await expect(stub.tryAcquire('catalog:7', 1_000, { mode: 'read' })).resolves.toBeNull(); // a reader beside a writer
+    await w.release();
+
+    const p1 = await stub.tryAcquire('export:acme', 1_000, { limit: 2 });
+    const p2 = await stub.tryAcquire('export:acme', 1_000, { limit: 2 });
+    expect(p1).toBeInstanceOf(Lock);
+    expect(p2).toBeInstanceOf(Lock);
+    await expect(stub.tryAcquire('export:acme', 1_000, { limit: 2 })).resolves.toBeNull();
+    await expect(stub.tryAcquire('export:acme', 1_000, { limit: 3 })).rejects.toMatchObject({ option: 'limit' });
+    await expect(stub.using('export:acme', 1_000, async () => 1, { limit: 2, onBusy: 'skip' })).resolves.toBeUndefined();
+    await p1!.release();
+    await expect(stub.using('export:acme', 1_000, async () => 1, { limit: 2 })).resolves.toBe(1);
+    await expect(stub.acquire('x', 1_000, { mode: 'exclusive' as 'read' })).rejects.toMatchObject({ option: 'mode' });
+  });
+
   it('is reentrant like the real service: a nested @Locked on a held resource does not acquire again', async () => {
     const { moduleRef, stub, service } = await withStub();
     await expect(service.outer('acme')).resolves.toBe('imported acme');

@@ -1,0 +1,60 @@
+import type { Cluster } from 'ioredis';
+
+function field(info: string, name: string): string | undefined {
+  return new RegExp(`^${name}:([^\\r\\n]*)`, 'm').exec(info)?.[1];
+}
+
+/** The primary (`host:port`) serving each shard, by the first slot it serves, as the client's slot map says. */
+export function shardPrimaries(cluster: Cluster): Map<string, number> {
+  const first = new Map<string, number>();
+  cluster.slots.forEach((owners, slot) => {
+    const primary = owners?.[0];
+    if (primary !== undefined && !first.has(primary)) first.set(primary, slot);
+  });
+  return first;
+}
+
+/** A fingerprint of the slot map: which primary serves each shard. Changes on a failover or resharding. */
+export function topologyOf(cluster: Cluster): string {
+  return [...shardPrimaries(cluster)].map(([primary, slot]) => `${slot}=${primary}`).join(',');
+}
+
+/**
+ * The `INFO` of a whole cluster as one master's: every shard primary is asked, and the fields the
+ * restart guard reads are combined per shard, so that a change on any shard is a change of the node.
+ * `run_id` and `master_replid` become `slot:value` lists (one entry per shard, by its first slot);
+ * the uptime is the smallest; the role is `master` only when every shard's primary says so; the
+ * memory policy is the first one that can evict (else `noeviction`).
+ *
+ * @example
+ * const info = await clusterInfo(cluster); // "run_id:0=ab…,5461=cd…,10923=ef…\r\nuptime_in_seconds:…"
+ */
+export async function clusterInfo(cluster: Cluster): Promise<string> {
+  const primaries = shardPrimaries(cluster);
+  const nodes = cluster.nodes('master');
+  const byKey = new Map(nodes.map((n) => [`${n.options.host}:${n.options.port}`, n]));
+  const shards = [...primaries].sort((a, b) => a[1] - b[1]);
+  if (shards.length === 0) throw new Error('the cluster has no slot map yet');
+  const infos = await Promise.all(
+    shards.map(async ([key, slot]) => {
+      const node = byKey.get(key);
+      if (!node) throw new Error(`no connection to shard primary ${key}`);
+      return { slot, info: await node.info() };
+    }),
+  );
+  const list = (name: string): string => infos.map(({ slot, info }) => `${slot}=${field(info, name) ?? '?'}`).join(',');
+  const uptime = Math.min(...infos.map(({ info }) => Number(field(info, 'uptime_in_seconds') ?? 0)));
+  const roles = infos.map(({ info }) => field(info, 'role'));
+  const policies = infos.map(({ info }) => field(info, 'maxmemory_policy'));
+  const policy = policies.find((p) => p !== undefined && p !== 'noeviction') ?? policies[0];
+  const maxmemory = field(infos[0].info, 'maxmemory');
+  return [
+    `run_id:${list('run_id')}`,
+    `master_replid:${list('master_replid')}`,
+    `role:${roles.every((r) => r === 'master') ? 'master' : roles.find((r) => r !== 'master')}`,
+    `uptime_in_seconds:${uptime}`,
+    ...(policy !== undefined ? [`maxmemory_policy:${policy}`] : []),
+    ...(maxmemory !== undefined ? [`maxmemory:${maxmemory}`] : []),
+    `shards:${shards.length}`,
+  ].join('\r\n');
+}
