@@ -1,5 +1,6 @@
 import { now } from './clock.js';
 import { issueFencingToken } from './fencing.js';
+import { ticketed, type HandoffTicket } from './handoff.js';
 import type { Master } from './master.js';
 import { voteRound, type TrustCheck, type VoteRound } from './votes.js';
 
@@ -13,6 +14,8 @@ export interface AcquireRequest {
   readonly value: string;
   /** The TTL in ms. */
   readonly ttl: number;
+  /** A queued waiter's ticket (single-key exclusive locks, after a first refusal; docs/handoff.md). */
+  readonly ticket?: HandoffTicket;
 }
 
 /** The masters and bounds a round runs under. */
@@ -74,7 +77,7 @@ const multi: AcquireRoundKind = {
 };
 
 /** The kinds of acquire round, most specific first. */
-export const ROUND_KINDS: AcquireRoundKind[] = [fenced, single, multi];
+export const ROUND_KINDS: AcquireRoundKind[] = [ticketed, fenced, single, multi];
 
 /** The kind of round for a request. */
 function roundKindOf(request: AcquireRequest): AcquireRoundKind {

@@ -281,7 +281,9 @@ export class MasterMonitor {
       this.record(i, probe, asked);
     };
     let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(resolve, this.options.probeTimeout, false)).unref());
+    const timeout = new Promise<boolean>((resolve) =>
+      (timer = setTimeout(resolve, this.options.probeTimeout, false)).unref(),
+    );
     const done = Promise.race([run().then(() => true), timeout])
       .catch(() => false) // No answer: the guard keeps the master distrusted ('unknown') until the next probe.
       .finally(() => clearTimeout(timer));

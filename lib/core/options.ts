@@ -218,7 +218,7 @@ export const REDLOCK_OPTIONS: {
   nodes: {
     default: undefined,
     shown: '(required)',
-    doc: 'the independent masters: URLs, ioredis options or ioredis instances',
+    doc: 'the independent masters: URLs, ioredis options or ioredis instances, or Redis Clusters (one vote each)',
     check: (value, option) =>
       Array.isArray(value) && value.length > 0
         ? (value as RedlockNode[])

@@ -38,6 +38,7 @@ import { AttemptBudget, OUT_OF_TIME } from './retry.js';
 import { settleSplitVotes } from './split-votes.js';
 import { quorumOf, voteRound, type MasterOutcome, type VoteRound } from './votes.js';
 import { releaseChannelOf, Wakeups } from './wakeups.js';
+import { canQueue, handoffRelease, rankOf, withdrawTicket, type HandoffTicket } from './handoff.js';
 import { checkLockMode, coversRequest, setShape, shapeOf, type LockModeOptions, type RequestedShape } from './lock-mode.js';
 import * as shared from './shared-rounds.js';
 import { inspectResource, type LockInspection } from './inspect.js';
@@ -109,6 +110,11 @@ function settledOutcomes(outcomes: readonly (MasterOutcome | undefined)[], maste
 
 /** Ends of a lock that are not news to an operator: the holder itself released or resigned. */
 const QUIET_LOSSES = new Set<string>(['released', 'resigned', 'not-leader']);
+
+/** Split votes in a row retried at once (after a short random pause) before the normal retry delay. */
+const MAX_SPLIT_RETRIES = 5;
+/** The longest random pause before retrying a split vote, ms: a few round trips on a LAN. */
+const SPLIT_PAUSE_MS = 5;
 
 /** `tryAcquire()`'s policy: one attempt, no waiting. */
 const ONE_TRY: ResolvedRetryOptions = Object.freeze({ retryCount: 0, retryDelay: 0, retryJitter: 0, acquireTimeout: undefined });
@@ -515,13 +521,18 @@ export class Redlock {
     const { shape } = options;
     if (shape) refuseSharedOnClusters(this.#masters, shape.kind);
     let writer: string | undefined; // a waiting writer's id: it holds off new readers while it waits
+    // Handoff between instances (docs/handoff.md): after a first refusal, queue with a ticket on the masters.
+    const queues = canQueue({ keys }, shape !== undefined);
+    let ticket: HandoffTicket | undefined;
+    let splits = 0;
     try {
       // Used before connect(): connect now, within the budget (masters still down keep reconnecting).
       if (!this.#connected) await budget.bound(this.connect());
       for (;;) {
         await budget.nextAttempt();
         const value = randomBytes(16).toString('base64url');
-        const attempt = this.startAttempt(context, { keys, counters, value, ttl }, shape);
+        if (ticket) ticket.lease = this.ticketLease(options.retry, context.timeout);
+        const attempt = this.startAttempt(context, { keys, counters, value, ttl, ticket }, shape);
         // The caller's signal, close() and acquireTimeout end the wait at once, even while masters
         // hang; the attempt's keys are then removed in the background (close() waits for that).
         const result = await budget.bound(attempt.result).catch((stop: unknown) => {
@@ -557,6 +568,27 @@ export class Redlock {
         }
         // Failed: release on ALL masters, the ones that said no or timed out included (silently: nothing was free).
         const released = this.cleanUp(attempt);
+        let registering = false;
+        if (queues && result.outcome === 'votes' && !budget.exhausted) {
+          if (!ticket) {
+            registering = true;
+            // Refused by a plain SET NX: take a place in the masters' queue at once (not counted).
+            ticket = { id: budget.remoteId, score: budget.arrival, lease: 0 };
+            budget.again();
+          } else if (splits < MAX_SPLIT_RETRIES && (await this.splitVote(budget, result.round))) {
+            // A split vote (some masters granted, no quorum): nobody holds the lock, so retry after
+            // a short random pause instead of a full retryDelay; not counted.
+            splits++;
+            budget.uncount();
+            budget.again(Math.random() * SPLIT_PAUSE_MS);
+          } else {
+            // Refused while queued behind other live waiters: not counted. `retryCount` counts the
+            // attempts made first in line, that is the time the lock is kept from the next waiter.
+            splits = 0;
+            const rank = rankOf(result.round.replies, this.quorum);
+            if (rank !== undefined && rank > 0) budget.uncount();
+          }
+        }
         if (sharedResult?.heldLimit !== undefined && shape?.kind === 'permit') {
           await released;
           throw new RedlockConfigError(
@@ -564,8 +596,8 @@ export class Redlock {
             `\`limit\` ${shape.limit} differs from the limit ${sharedResult.heldLimit} that the holders of ${quote(resources)} use; every holder of a counting lock must use the same limit.`,
           );
         }
-        if (!shape && !budget.exhausted) {
-          // Writer preference: a waiting writer holds off new readers, for a little longer than its next attempt.
+        if (!shape && !budget.exhausted && !registering) {
+          // Writer preference (refreshed by the registration attempt that follows at once): a waiting writer holds off new readers, for a little longer than its next attempt.
           writer ??= randomBytes(16).toString('base64url');
           const { retryDelay, retryJitter } = options.retry;
           const between = typeof retryDelay === 'number' ? retryDelay : 1_000;
@@ -587,7 +619,23 @@ export class Redlock {
     } finally {
       budget.leave();
       if (writer) shared.withdrawWriter(context, keys, writer); // won or gave up: stop holding readers off
+      // Won or gave up: leave every master's queue (sent before this holder's release on each connection).
+      if (ticket) withdrawTicket(this.#masters, keys[0], ticket, releaseChannelOf(keys[0]), context.timeout);
     }
+  }
+
+  /** True when, once every master answered (within the budget), some granted but fewer than a quorum. */
+  private async splitVote(budget: AttemptBudget, round: VoteRound): Promise<boolean> {
+    if (round.outcomes.every((o) => o?.status !== 'granted')) {
+      if ((await budget.bound(round.settled)) === OUT_OF_TIME) return false;
+    }
+    return round.outcomes.some((o) => o?.status === 'granted');
+  }
+
+  /** How long the masters keep a waiter's ticket after each attempt: past its next attempt. */
+  private ticketLease(retry: ResolvedRetryOptions, timeout: number): number {
+    const between = typeof retry.retryDelay === 'number' ? retry.retryDelay : 1_000;
+    return 2 * (between + retry.retryJitter) + 2 * timeout + 100;
   }
 
   /** Sends an acquire round and records it as in flight until a lock owns its keys or it is cleaned up. */
@@ -801,6 +849,11 @@ export class Redlock {
    * published on its release channel so that waiters elsewhere retry at once.
    */
   private releaseKeys(keys: readonly string[], value: string, timeout: number, announce: boolean): VoteRound {
+    if (keys.length === 1) {
+      // One key: the release hands it to the first queued waiter, if any (docs/handoff.md).
+      const channel = releaseChannelOf(keys[0]);
+      return voteRound(this.#masters, this.quorum, timeout, (m) => handoffRelease(m, keys[0], value, announce, channel, timeout), () => true);
+    }
     const args = [...keys, value, announce ? '1' : '0'];
     if (announce) for (const key of keys) args.push(releaseChannelOf(key));
     return voteRound(

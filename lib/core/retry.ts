@@ -1,4 +1,5 @@
 import { RedlockConfigError } from '../errors/redlock-config.error.js';
+import { randomBytes } from 'node:crypto';
 import { now } from './clock.js';
 import type { ResolvedRetryOptions } from './options.js';
 import type { Ticket, Wakeups } from './wakeups.js';
@@ -46,8 +47,10 @@ export interface AttemptQueue {
  * Waiters of one process queue per key (FIFO). While a waiter is not first in line, a wait that
  * ends without a wake-up is a turn spent queued, not an attempt: only the head polls, so waiters
  * do not split the votes of the one a release just woke; nor does the head while the lock is held
- * in this process, whose release wakes it directly. Queued turns count toward `retryCount`; the
- * last turn is always a real attempt.
+ * in this process, whose release wakes it directly. A queued turn counts toward `retryCount` only
+ * when the queue did not move during it (nobody ahead was served), and so does an attempt refused
+ * while queued on the masters (docs/handoff.md): `retryCount` bounds a wait during which the lock
+ * is not handed on, not the length of the queue. The last turn is always a real attempt.
  *
  * @example
  * const budget = new AttemptBudget(retry, queue, signal, closing);
@@ -55,8 +58,13 @@ export interface AttemptQueue {
  * finally { budget.leave(); }
  */
 export class AttemptBudget {
-  /** Tries made so far, queued turns included. */
+  /** Tries counted so far toward `retryCount` (turns during which the queue moved are not). */
   attempts = 0;
+  /** The id of this acquisition's ticket on the masters (docs/handoff.md): the handoff names it. */
+  readonly remoteId = randomBytes(12).toString('base64url');
+  /** The acquisition's arrival, wall-clock ms: its place in the masters' queues. */
+  readonly arrival = Date.now();
+  #immediate: number | undefined;
   /** The monotonic instant at which `acquireTimeout` runs out (Infinity without one). */
   readonly deadline: number;
   #ticket: Ticket | undefined;
@@ -81,26 +89,47 @@ export class AttemptBudget {
     if (!this.#started) {
       this.#started = true;
       if (policy.retryCount > 0 && queue.wakeups.isQueued(queue.keys)) {
-        this.#ticket = queue.wakeups.join(queue.keys);
+        this.#ticket = queue.wakeups.join(queue.keys, this.arrival, this.remoteId);
         await this.waitTurn(this.#ticket);
       }
     } else {
-      this.#ticket ??= queue.wakeups.join(queue.keys);
+      this.#ticket ??= queue.wakeups.join(queue.keys, this.arrival, this.remoteId);
+      if (this.#immediate !== undefined) {
+        // a registration attempt, or the retry of a split vote: (nearly) at once, not counted
+        const pause = Math.min(this.#immediate, Math.max(0, this.deadline - now()));
+        this.#immediate = undefined;
+        if (pause > 0) await abortableSleep(pause, [this.signal, this.closing]);
+        this.throwIfStopped();
+        return;
+      }
       await this.waitTurn(this.#ticket);
     }
     this.throwIfStopped();
     this.attempts++;
   }
 
+  /** Makes the next attempt at once (or after `pause` ms) and does not count it. */
+  again(pause = 0): void {
+    this.#immediate = pause;
+  }
+
+  /** The attempt just made was a queued turn: the queue moved during it, so it does not count. */
+  uncount(): void {
+    if (this.attempts > 0) this.attempts--;
+  }
+
   /** Sleeps until a wake-up or the jittered delay; a delay that ends while others are ahead is a queued turn. */
   private async waitTurn(ticket: Ticket): Promise<void> {
     const { policy, queue } = this;
+    let position = ticket.position;
     for (;;) {
       const wait = Math.min(retryWait(policy, Math.max(1, this.attempts)), Math.max(0, this.deadline - now()));
       const woken = await ticket.wait(wait, this.signal, this.closing);
       if (woken || (ticket.isHead && !queue.heldHere()) || this.attempts >= policy.retryCount || now() >= this.deadline)
         return;
-      this.attempts++;
+      const moved = ticket.position < position; // somebody ahead was served: a turn of a moving queue
+      position = ticket.position;
+      if (!moved) this.attempts++;
     }
   }
 

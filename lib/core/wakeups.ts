@@ -1,16 +1,27 @@
 import type { Redis } from 'ioredis';
 import type { Master } from './master.js';
 import { abortableSleep } from './retry.js';
+import { parseReleaseMessage } from './handoff.js';
 
 /** The pub/sub channel on which a release announces that `key` is free. */
 export function releaseChannelOf(key: string): string {
   return `__quorum-lock__:${key}`;
 }
 
+/** True when `a` comes after `b` in the masters' order (score, then id in byte order). */
+function behind(a: Ticket, b: Ticket): boolean {
+  return a.score > b.score || (a.score === b.score && a.remoteId > b.remoteId);
+}
+
+/** How long a key stays subscribed after its last waiter left, ms. */
+const LINGER_MS = 2_000;
+
 interface KeyQueue {
   readonly tickets: Ticket[];
   /** The value whose release last woke a waiter, so that the N masters' N messages wake one. */
   lastValue: string | undefined;
+  /** Handoff messages being counted: how many masters sent each so far. */
+  readonly handedOver: Map<string, number>;
 }
 
 /**
@@ -24,6 +35,9 @@ export class Ticket {
   constructor(
     private readonly wakeups: Wakeups,
     readonly keys: readonly string[],
+    /** The acquisition's arrival (wall-clock ms) and ticket id: the order of the masters' queues (docs/handoff.md). */
+    readonly score = 0,
+    readonly remoteId = '',
   ) {}
 
   /**
@@ -42,6 +56,11 @@ export class Ticket {
       this.#resume = wake && (() => ((woken = true), wake()));
     });
     return woken;
+  }
+
+  /** This waiter's place in this process's queue (0 = first), the best over its keys. */
+  get position(): number {
+    return this.wakeups.positionOf(this);
   }
 
   /** True when this waiter is first in line for one of its keys. */
@@ -75,6 +94,8 @@ export class Ticket {
 export class Wakeups {
   readonly #queues = new Map<string, KeyQueue>();
   #subscribers: Redis[] | undefined;
+  /** Keys nobody waits for any more, still subscribed for a while: a key contended again soon is already listened to. */
+  readonly #lingering = new Map<string, NodeJS.Timeout>();
 
   constructor(
     private readonly masters: readonly Master[],
@@ -94,17 +115,32 @@ export class Wakeups {
     return false;
   }
 
-  /** Queues a new waiter on the keys. */
-  join(keys: readonly string[]): Ticket {
-    const ticket = new Ticket(this, keys);
+  /** A ticket's place in this process's queues (0 = first), the best over its keys. @internal */
+  positionOf(ticket: Ticket): number {
+    let best = Infinity;
+    for (const key of ticket.keys) {
+      const at = this.#queues.get(key)?.tickets.indexOf(ticket) ?? -1;
+      if (at >= 0 && at < best) best = at;
+    }
+    return best;
+  }
+
+  /**
+   * Queues a new waiter on the keys, in the masters' order (arrival, then id), so that this
+   * process's head is its waiter the masters hand the key to first.
+   */
+  join(keys: readonly string[], score = 0, remoteId = ''): Ticket {
+    const ticket = new Ticket(this, keys, score, remoteId);
     for (const key of keys) {
       let queue = this.#queues.get(key);
       if (!queue) {
-        queue = { tickets: [], lastValue: undefined };
+        queue = { tickets: [], lastValue: undefined, handedOver: new Map() };
         this.#queues.set(key, queue);
         this.listen(key, true);
       }
-      queue.tickets.push(ticket);
+      let at = queue.tickets.length;
+      while (at > 0 && behind(queue.tickets[at - 1], ticket)) at--;
+      queue.tickets.splice(at, 0, ticket);
     }
     return ticket;
   }
@@ -125,16 +161,48 @@ export class Wakeups {
     }
   }
 
-  /** A release of `value` on `key` was seen (here or through pub/sub): wake the head waiter once. */
-  released(key: string, value: string): void {
+  /**
+   * A release was seen (here or through pub/sub): wake the head waiter once per released value; or,
+   * when the message names the ticket the key was handed to (`value\nticket`), only that waiter.
+   */
+  released(key: string, message: string): void {
     const queue = this.#queues.get(key);
-    if (!queue || queue.lastValue === value) return;
-    queue.lastValue = value;
-    queue.tickets[0]?.wake();
+    if (!queue || queue.lastValue === message) return;
+    const { ticket } = parseReleaseMessage(message);
+    if (ticket === undefined) {
+      queue.lastValue = message;
+      queue.tickets[0]?.wake();
+      return;
+    }
+    const named = queue.tickets.find((t) => t.remoteId === ticket);
+    if (!named) return; // handed to a waiter of another process
+    // Wake it once a majority of masters has handed it the key: woken by the first, its attempt
+    // could reach a master that has not yet seen the release and split the vote.
+    // Messages of several handoffs can interleave: count each one apart (a few at a time).
+    const count = (queue.handedOver.get(message) ?? 0) + 1;
+    queue.handedOver.set(message, count);
+    if (queue.handedOver.size > 16) queue.handedOver.delete(queue.handedOver.keys().next().value!);
+    if (count < Math.floor(this.masters.length / 2) + 1) return;
+    queue.handedOver.delete(message);
+    queue.lastValue = message;
+    named.wake();
   }
 
   private listen(key: string, on: boolean): void {
     if (!this.subscribe) return;
+    const lingering = this.#lingering.get(key);
+    if (lingering) {
+      clearTimeout(lingering);
+      this.#lingering.delete(key);
+      if (on) return; // still subscribed
+    } else if (!on) {
+      // A waiter that subscribes only when it starts waiting can miss a release that comes sooner
+      // than the SUBSCRIBE: under steady contention the subscription stays.
+      const timer = setTimeout(() => (this.#lingering.delete(key), this.listen(key, false)), LINGER_MS);
+      timer.unref();
+      this.#lingering.set(key, timer);
+      return;
+    }
     const channel = releaseChannelOf(key);
     for (const sub of this.subscribers()) {
       (on ? sub.subscribe(channel) : sub.unsubscribe(channel)).catch(() => undefined);
@@ -161,6 +229,8 @@ export class Wakeups {
 
   /** Closes the subscriber connections (waiters are rejected by the closing signal they wait on). */
   close(): void {
+    for (const timer of this.#lingering.values()) clearTimeout(timer);
+    this.#lingering.clear();
     for (const sub of this.#subscribers ?? []) sub.disconnect();
     this.#subscribers = undefined;
     this.#queues.clear();

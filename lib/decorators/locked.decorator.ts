@@ -126,7 +126,8 @@ export function Locked(key: LockKey, ttlOrOptions?: number | LockedOptions): Loc
         checkTtl(options.ttl);
       } catch (error) {
         // `.option` stays the option's own name ('ttl'), as for every other @Locked option; the message says where.
-        if (error instanceof RedlockConfigError) throw new RedlockConfigError('ttl', `@Locked on ${where}: ${error.message}`);
+        if (error instanceof RedlockConfigError)
+          throw new RedlockConfigError('ttl', `@Locked on ${where}: ${error.message}`);
         throw error;
       }
     }

@@ -3,14 +3,27 @@ import { LockAcquisitionError } from '../errors/lock-acquisition.error.js';
 import { LockKeyError } from '../errors/lock-key.error.js';
 import { LockLostError, type LockLostReason } from '../errors/lock-lost.error.js';
 import { quote } from '../errors/quote.js';
-import { RedlockError } from '../errors/redlock.error.js';
-import { now } from '../core/clock.js';
-import { Lock } from '../core/lock.js';
-import { lockHeldInChain, runWithLock } from '../core/lock-context.js';
-import { resolveOptions, type RedlockOptions, type ResolvedRedlockOptions } from '../core/options.js';
-import type { AcquireOptions, TryAcquireOptions, UsingOptions } from '../core/redlock.js';
-import { checkLockMode, type LockModeOptions, type RequestedShape } from '../core/lock-mode.js';
 import { RedlockConfigError } from '../errors/redlock-config.error.js';
+import { now } from '../core/clock.js';
+import { resolveHoldOptions, type ResolvedHoldOptions } from '../core/hold-options.js';
+import { Lock } from '../core/lock.js';
+import { enterChain } from '../core/lock-context.js';
+import {
+  checkLockMode,
+  coversRequest,
+  setShape,
+  shapeOf,
+  type RequestedShape,
+  type SharedShape,
+} from '../core/lock-mode.js';
+import {
+  checkCallOptions,
+  checkTtl,
+  resolveOptions,
+  type RedlockOptions,
+  type ResolvedRedlockOptions,
+} from '../core/options.js';
+import type { AcquireOptions, TryAcquireOptions, UsingOptions } from '../core/redlock.js';
 import type { MasterOutcome } from '../core/votes.js';
 
 /** Stub locks do not lapse on their own (about 12 days); tests end them with `simulateLoss()`. */
@@ -26,7 +39,11 @@ export interface StubAcquisition {
 /**
  * A Redis-free stand-in for `RedlockService`, for unit and e2e tests of an application. `@Locked`
  * methods, `using()`, `acquire()` and `tryAcquire()` run with real `Lock` handles: `currentLock()`
- * works inside them, reentrancy works, and the test can make a lock busy, unavailable or lost.
+ * works inside them, reentrancy works (sibling calls of one holder take turns, as for real), and the
+ * test can make a lock busy, unavailable or lost. The per-call options behave as with Redis:
+ * `onBusy: 'skip'` resolves to `undefined` when busy, `minHold` keeps the resource busy after the work
+ * until that long after the acquisition, `maxHold` loses the lock at that moment, `mode: 'read'`
+ * locks share with each other and exclude writers, and `limit: n` admits up to `n` holders.
  * Provide it with `RedlockTestingModule.forRoot()` or `overrideRedlock(builder)`.
  *
  * @example
@@ -44,7 +61,10 @@ export class RedlockTestingService {
   /** Every acquisition granted so far, oldest first. */
   readonly acquisitions: StubAcquisition[] = [];
   readonly #held = new Set<Lock>();
-  readonly #shapes = new WeakMap<Lock, RequestedShape>();
+  /** Released under `minHold`: still occupying their resources until the timer ends it. */
+  readonly #lingering = new Map<Lock, NodeJS.Timeout>();
+  /** `minHold` / `maxHold` of the held locks that have them. */
+  readonly #limits = new Map<Lock, { minHoldUntil: number; maxHoldTimer?: NodeJS.Timeout }>();
   readonly #busy = new Set<string>();
   #unavailable: Error | undefined;
 
@@ -66,9 +86,9 @@ export class RedlockTestingService {
     return STUB_MASTERS.map(() => 0);
   }
 
-  /** The resources held right now, in acquisition order. */
+  /** The resources held right now, in acquisition order, including those a `minHold` keeps after their work ended. */
   get heldResources(): string[] {
-    return [...this.#held].flatMap((lock) => [...lock.resources]);
+    return this.#occupying().flatMap((lock) => [...lock.resources]);
   }
 
   /** Makes `resource` held by "another instance" until `clearSimulations()`: acquisitions reject with a busy `LockAcquisitionError`, `tryAcquire` resolves to null. */
@@ -100,11 +120,12 @@ export class RedlockTestingService {
     return lost;
   }
 
-  /** Ends `simulateBusy` and `simulateUnavailable`, and forgets the recorded acquisitions. */
+  /** Ends `simulateBusy`, `simulateUnavailable` and what `minHold` still keeps, and forgets the recorded acquisitions. */
   clearSimulations(): void {
     this.#busy.clear();
     this.#unavailable = undefined;
     this.acquisitions.length = 0;
+    this.#endLingering();
   }
 
   /** Nothing to connect. */
@@ -114,26 +135,57 @@ export class RedlockTestingService {
   async close(): Promise<void> {
     for (const lock of [...this.#held]) lock.markLost(LockLostError.shutdown(lock.resources));
     this.#held.clear();
+    for (const limits of this.#limits.values()) clearTimeout(limits.maxHoldTimer);
+    this.#limits.clear();
+    this.#endLingering();
   }
 
   /** As `RedlockService.acquire`, without Redis: `undefined` with `onBusy: 'skip'` while the lock is busy. */
-  acquire(resources: string | readonly string[], ttl: number | undefined, options: AcquireOptions & { onBusy: 'skip' }): Promise<Lock | undefined>;
-  acquire(resources: string | readonly string[], ttl?: number, options?: AcquireOptions & { onBusy?: 'wait' }): Promise<Lock>;
+  acquire(
+    resources: string | readonly string[],
+    ttl: number | undefined,
+    options: AcquireOptions & { onBusy: 'skip' },
+  ): Promise<Lock | undefined>;
+  acquire(
+    resources: string | readonly string[],
+    ttl?: number,
+    options?: AcquireOptions & { onBusy?: 'wait' },
+  ): Promise<Lock>;
   acquire(resources: string | readonly string[], ttl?: number, options?: AcquireOptions): Promise<Lock | undefined>;
-  async acquire(resources: string | readonly string[], ttl?: number, options?: AcquireOptions): Promise<Lock | undefined> {
+  async acquire(
+    resources: string | readonly string[],
+    ttl?: number,
+    options?: AcquireOptions,
+  ): Promise<Lock | undefined> {
+    const names = checkResources(resources);
+    const lockTtl = checkTtl(ttl ?? this.options.ttl);
+    checkCallOptions(options);
+    const shape = checkLockMode(options, names.length);
+    const hold = resolveHoldOptions(options, lockTtl, options?.autoExtend === true);
     options?.signal?.throwIfAborted();
+    let lock: Lock;
     try {
-      return this.grant(checkResources(resources), ttl ?? this.options.ttl, options);
+      lock = this.grant(names, lockTtl, shape);
     } catch (error) {
-      if (options?.onBusy === 'skip' && error instanceof LockAcquisitionError && error.busy) return undefined;
+      if (hold.skip && error instanceof LockAcquisitionError && error.busy) return undefined;
       throw error;
     }
+    this.#limitHold(lock, hold);
+    return lock;
   }
 
-  /** As `RedlockService.tryAcquire`: null while `simulateBusy` covers a resource, or while it is held here (readers share; `limit` holders share up to `limit`). */
-  async tryAcquire(resources: string | readonly string[], ttl?: number, options?: TryAcquireOptions): Promise<Lock | null> {
+  /** As `RedlockService.tryAcquire`: null while `simulateBusy` covers a resource (or its holders fill it). */
+  async tryAcquire(
+    resources: string | readonly string[],
+    ttl?: number,
+    options?: TryAcquireOptions,
+  ): Promise<Lock | null> {
+    const names = checkResources(resources);
+    const lockTtl = checkTtl(ttl ?? this.options.ttl);
+    checkCallOptions(options);
+    const shape = checkLockMode(options, names.length);
     try {
-      return this.grant(checkResources(resources), ttl ?? this.options.ttl, options);
+      return this.grant(names, lockTtl, shape);
     } catch (error) {
       if (error instanceof LockAcquisitionError && error.busy) return null;
       throw error;
@@ -144,9 +196,24 @@ export class RedlockTestingService {
    * As `RedlockService.using`: runs `fn` under a stub lock (reentrant), then releases it. With
    * `onBusy: 'skip'`, resolves to `undefined` without running `fn` while the lock is busy.
    */
-  using<T>(resources: string | readonly string[], ttl: number | undefined, fn: (lock: Lock) => Promise<T> | T, options: UsingOptions & { onBusy: 'skip' }): Promise<T | undefined>;
-  using<T>(resources: string | readonly string[], ttl: number | undefined, fn: (lock: Lock) => Promise<T> | T, options?: UsingOptions & { onBusy?: 'wait' }): Promise<T>;
-  using<T>(resources: string | readonly string[], ttl: number | undefined, fn: (lock: Lock) => Promise<T> | T, options?: UsingOptions): Promise<T | undefined>;
+  using<T>(
+    resources: string | readonly string[],
+    ttl: number | undefined,
+    fn: (lock: Lock) => Promise<T> | T,
+    options: UsingOptions & { onBusy: 'skip' },
+  ): Promise<T | undefined>;
+  using<T>(
+    resources: string | readonly string[],
+    ttl: number | undefined,
+    fn: (lock: Lock) => Promise<T> | T,
+    options?: UsingOptions & { onBusy?: 'wait' },
+  ): Promise<T>;
+  using<T>(
+    resources: string | readonly string[],
+    ttl: number | undefined,
+    fn: (lock: Lock) => Promise<T> | T,
+    options?: UsingOptions,
+  ): Promise<T | undefined>;
   async using<T>(
     resources: string | readonly string[],
     ttl: number | undefined,
@@ -154,35 +221,40 @@ export class RedlockTestingService {
     options?: UsingOptions,
   ): Promise<T | undefined> {
     const names = checkResources(resources);
+    const lockTtl = checkTtl(ttl ?? this.options.ttl);
     if (typeof fn !== 'function')
-      throw new RedlockError(`\`fn\` must be the function to run under the lock; got ${typeof fn}.`);
+      throw new RedlockConfigError('fn', `\`fn\` must be the function to run under the lock; got ${typeof fn}.`);
+    checkCallOptions(options);
+    const shape = checkLockMode(options, names.length);
+    const hold = resolveHoldOptions(options, lockTtl);
     options?.signal?.throwIfAborted();
-    const inherited = new Set<Lock>();
-    const missing = names.filter((name) => {
-      const held = lockHeldInChain(this, this.options.keyPrefix + name);
-      if (held) inherited.add(held);
-      return !held;
+    // Reentrancy as for real: what the call chain holds is not acquired again; siblings take turns.
+    const entered = enterChain(
+      this,
+      names,
+      (name) => this.options.keyPrefix + name,
+      (held, name) => coversRequest(held, shape, name),
+      { signal: options?.signal, skip: hold.skip },
+    );
+    const entry = entered instanceof Promise ? await entered : entered;
+    if (!entry) return undefined; // onBusy 'skip': a sibling of this call chain has the turn
+    let lock: Lock | undefined;
+    if (entry.missing.length > 0) {
+      try {
+        lock = this.grant([...entry.missing], lockTtl, shape);
+      } catch (error) {
+        entry.leave();
+        if (hold.skip && error instanceof LockAcquisitionError && error.busy) return undefined;
+        throw error;
+      }
+      this.#limitHold(lock, hold);
+    }
+    const own = lock;
+    const result = await entry.run(own, fn, async () => {
+      if (own) await this.releaseLock(own);
     });
-    if (missing.length === 0) {
-      const result = await fn([...inherited][0]);
-      for (const lock of inherited) if (lock.lostReason) throw lock.lostReason;
-      return result;
-    }
-    let lock: Lock;
-    try {
-      lock = this.grant(missing, ttl ?? this.options.ttl, options);
-    } catch (error) {
-      if (options?.onBusy === 'skip' && error instanceof LockAcquisitionError && error.busy) return undefined;
-      throw error;
-    }
-    let result: T;
-    try {
-      result = await runWithLock(lock, () => fn(lock));
-    } finally {
-      await this.releaseLock(lock);
-    }
-    for (const held of inherited) if (held.lostReason) throw held.lostReason;
-    if (lock.lostReason) throw lock.lostReason;
+    for (const held of entry.inherited) if (held.lostReason) throw held.lostReason;
+    if (own?.lostReason) throw own.lostReason;
     return result;
   }
 
@@ -195,12 +267,68 @@ export class RedlockTestingService {
 
   /** Used by `Lock.release()`. @internal */
   async releaseLock(lock: Lock): Promise<void> {
-    if (lock.markReleased()) this.#held.delete(lock);
+    const limits = this.#limits.get(lock);
+    this.#limits.delete(lock);
+    clearTimeout(limits?.maxHoldTimer);
+    if (!lock.markReleased()) return;
+    this.#held.delete(lock);
+    // minHold: the keys would lapse on the masters at that moment, not now.
+    const left = (limits?.minHoldUntil ?? 0) - now();
+    if (left > 0) {
+      const timer = setTimeout(() => this.#lingering.delete(lock), left);
+      timer.unref();
+      this.#lingering.set(lock, timer);
+    }
   }
 
-  private grant(resources: string[], ttl: number, options?: LockModeOptions): Lock {
-    // Checked (and refused, naming the option) as the real service does, before anything else.
-    const shape = checkLockMode(options, resources.length);
+  /** Records when `minHold` ends and arms `maxHold` (the lock is lost at that moment). */
+  #limitHold(lock: Lock, hold: ResolvedHoldOptions): void {
+    if (hold.minHold === 0 && hold.maxHold === undefined) return;
+    const maxHold = hold.maxHold;
+    const maxHoldTimer =
+      maxHold === undefined
+        ? undefined
+        : setTimeout(() => {
+            lock.markLost(LockLostError.maxHold(lock.resources, maxHold));
+            this.#held.delete(lock);
+          }, maxHold);
+    maxHoldTimer?.unref();
+    this.#limits.set(lock, { minHoldUntil: now() + hold.minHold, maxHoldTimer });
+  }
+
+  #occupying(): Lock[] {
+    return [...this.#held, ...this.#lingering.keys()];
+  }
+
+  #endLingering(): void {
+    for (const timer of this.#lingering.values()) clearTimeout(timer);
+    this.#lingering.clear();
+  }
+
+  /**
+   * Who stands in the way of `shape` on `resource`, as on real masters: a writer excludes everyone
+   * but permits (another key); a reader excludes writers; a counting lock is full at `limit`.
+   */
+  #conflicts(resource: string, shape: RequestedShape): boolean {
+    const others = this.#occupying().filter((l) => l.resources.includes(resource));
+    if (shape?.kind === 'permit') {
+      const permits = others.filter((l) => shapeOf(l)?.kind === 'permit');
+      for (const l of permits) {
+        const limit = (shapeOf(l) as { limit: number }).limit;
+        if (limit !== shape.limit) {
+          throw new RedlockConfigError(
+            'limit',
+            `\`limit\` ${shape.limit} differs from the limit ${limit} that the holders of ${quote([resource])} use; every holder of a counting lock must use the same limit.`,
+          );
+        }
+      }
+      return permits.length >= shape.limit;
+    }
+    if (shape?.kind === 'read') return others.some((l) => shapeOf(l) === undefined);
+    return others.some((l) => shapeOf(l)?.kind !== 'permit');
+  }
+
+  private grant(resources: string[], ttl: number, shape?: RequestedShape): Lock {
     const outcomes = (status: MasterOutcome['status'], error?: Error): MasterOutcome[] =>
       STUB_MASTERS.map((master) => ({ master, status, ...(error && { error }) }));
     if (this.#unavailable) {
@@ -212,7 +340,7 @@ export class RedlockTestingService {
       );
     }
     const busy = resources.filter((r) => this.#busy.has(r));
-    const heldHere = resources.filter((r) => this.conflicts(r, shape));
+    const heldHere = resources.filter((r) => !this.#busy.has(r) && this.#conflicts(r, shape));
     if (busy.length > 0 || heldHere.length > 0) {
       throw new LockAcquisitionError(
         resources,
@@ -229,30 +357,26 @@ export class RedlockTestingService {
       ttl,
       now() + STUB_VALIDITY_MS,
     );
+    const shared = sharedShape(shape, resources[0], this.#occupying());
+    if (shared) setShape(lock, shared);
     this.#held.add(lock);
-    this.#shapes.set(lock, shape);
     this.acquisitions.push({ resources: [...resources], ttl });
     return lock;
   }
+}
 
-  /** Whether a lock of `shape` on `resource` must wait for the holders here: readers share, `limit` holders share up to `limit`. */
-  private conflicts(resource: string, shape: RequestedShape): boolean {
-    const holders = [...this.#held].filter((lock) => lock.resources.includes(resource)).map((lock) => this.#shapes.get(lock));
-    if (holders.length === 0) return false;
-    if (shape?.kind === 'read') return holders.some((h) => h?.kind !== 'read');
-    if (shape?.kind === 'permit') {
-      if (holders.some((h) => h?.kind !== 'permit')) return true;
-      const other = holders.find((h) => h?.kind === 'permit' && h.limit !== shape.limit);
-      if (other?.kind === 'permit') {
-        throw new RedlockConfigError(
-          'limit',
-          `\`limit\` ${shape.limit} differs from the limit ${other.limit} that the holders of ${JSON.stringify(resource)} use; every holder of a counting lock must use the same limit.`,
-        );
-      }
-      return holders.length >= shape.limit;
-    }
-    return true;
-  }
+/** The shape a granted stub lock records: a read lock, or the lowest free permit slot. */
+function sharedShape(shape: RequestedShape, resource: string, occupying: Lock[]): SharedShape | undefined {
+  if (shape?.kind !== 'permit') return shape;
+  const taken = new Set(
+    occupying
+      .filter((l) => l.resources.includes(resource))
+      .map((l) => shapeOf(l))
+      .flatMap((s) => (s?.kind === 'permit' ? [s.slot] : [])),
+  );
+  let slot = 0;
+  while (taken.has(slot)) slot++;
+  return { kind: 'permit', limit: shape.limit, slot };
 }
 
 function checkResources(resources: string | readonly string[]): string[] {

@@ -13,6 +13,9 @@ declare global {
   class ImportService {
     import(tenant: string): Promise<void>;
   }
+  class ReportJob {
+    run(): Promise<string | undefined>;
+  }
   class PaymentsService {
     charge(id: string | number): Promise<unknown>;
   }

@@ -6,7 +6,19 @@
 import { describe, expect, it } from '@jest/globals';
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import { timed, rejectionOf, resourceName, sleep, useMasters, valuesOn, waitFor, whilePaused, expectAbsentOnAll, expectEventuallyAbsent, expectHeldOnAll } from '../support/index.js';
+import {
+  timed,
+  rejectionOf,
+  resourceName,
+  sleep,
+  useMasters,
+  valuesOn,
+  waitFor,
+  whilePaused,
+  expectAbsentOnAll,
+  expectEventuallyAbsent,
+  expectHeldOnAll,
+} from '../support/index.js';
 import {
   LockAcquisitionError,
   LockKeyError,
@@ -129,7 +141,11 @@ describe('issue 8: the contract at its edges (3 masters)', () => {
       }
       let decorated: unknown;
       try {
-        Locked('job:#id', { ttl: 2 ** 31 })(Jobs.prototype, 'run', Object.getOwnPropertyDescriptor(Jobs.prototype, 'run')!);
+        Locked('job:#id', { ttl: 2 ** 31 })(
+          Jobs.prototype,
+          'run',
+          Object.getOwnPropertyDescriptor(Jobs.prototype, 'run')!,
+        );
       } catch (error) {
         decorated = error;
       }

@@ -18,7 +18,9 @@ describe('mutual exclusion under concurrency (5 masters)', () => {
     const tasks = Array.from({ length: 20 }, (_, i) =>
       (i % 2 === 0 ? processA : processB).using(
         resource,
-        1_000,
+        // 5 s: a stall of this process (a loaded machine) longer than the validity would lose the
+        // lock legitimately; with 1 s that happened. The bodies take 5-15 ms either way.
+        5_000,
         async () => {
           holders += 1;
           maxHolders = Math.max(maxHolders, holders);

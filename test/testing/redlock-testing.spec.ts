@@ -121,7 +121,7 @@ describe('RedlockTestingService under @Locked', () => {
     await moduleRef.close();
   });
 
-  it("honours mode and limit like the real service: readers share, a writer waits for them, limit holders share up to limit", async () => {
+  it('honours mode and limit like the real service: readers share, a writer waits for them, limit holders share up to limit', async () => {
     const stub = new RedlockTestingService();
     const r1 = await stub.acquire('catalog:7', 1_000, { mode: 'read' });
     const r2 = await stub.tryAcquire('catalog:7', 1_000, { mode: 'read' });
@@ -139,7 +139,9 @@ describe('RedlockTestingService under @Locked', () => {
     expect(p2).toBeInstanceOf(Lock);
     await expect(stub.tryAcquire('export:acme', 1_000, { limit: 2 })).resolves.toBeNull();
     await expect(stub.tryAcquire('export:acme', 1_000, { limit: 3 })).rejects.toMatchObject({ option: 'limit' });
-    await expect(stub.using('export:acme', 1_000, async () => 1, { limit: 2, onBusy: 'skip' })).resolves.toBeUndefined();
+    await expect(
+      stub.using('export:acme', 1_000, async () => 1, { limit: 2, onBusy: 'skip' }),
+    ).resolves.toBeUndefined();
     await p1!.release();
     await expect(stub.using('export:acme', 1_000, async () => 1, { limit: 2 })).resolves.toBe(1);
     await expect(stub.acquire('x', 1_000, { mode: 'exclusive' as 'read' })).rejects.toMatchObject({ option: 'mode' });

@@ -1,0 +1,178 @@
+import type { Redis } from 'ioredis';
+import type { AcquireRequest, AcquireRoundKind } from './acquire-round.js';
+import type { Master } from './master.js';
+
+/**
+ * Handoff between instances (docs/handoff.md). Waiters for a single-key exclusive lock that were
+ * refused once take a ticket: the same order key (arrival time, then ticket id) on every master,
+ * in a per-key queue whose entries lapse unless renewed by the waiter's attempts. On each master:
+ * - a release that finds live tickets hands the key over: it writes a short reservation for the
+ *   first ticket instead of deleting, and publishes its id, so that only that waiter is woken and
+ *   a newcomer's plain `SET NX` finds the key taken;
+ * - a key that is free (no reservation) goes only to the first live ticket (bakery order), so the
+ *   masters pick the same winner whoever's commands arrive first.
+ * Nothing changes while nobody waits: the first attempt is the plain `SET NX`, and a release with
+ * no queue deletes as before.
+ */
+
+/** A waiter's place in the masters' queue of one key. */
+export interface HandoffTicket {
+  /** Random id, unique per acquisition. */
+  readonly id: string;
+  /** The order key: the acquisition's wall-clock start (ms). Ties are ordered by `id` on every master. */
+  readonly score: number;
+  /** How long a master keeps the ticket after each attempt, ms: longer than the wait before the next. */
+  lease: number;
+}
+
+/** The masters' queue keys of a lock key: the order, and each ticket's lapse time. */
+export function queueKeysOf(key: string): [order: string, lease: string] {
+  return [`${key}:handoff:queue`, `${key}:handoff:lease`];
+}
+
+/** The value a reservation puts at the lock key: no lock value starts with `~` (they are base64url). */
+export const RESERVED_PREFIX = '~';
+
+const PRUNE = `
+local t = redis.call('time')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local dead = redis.call('zrangebyscore', KEYS[3], '-inf', now)
+for _, m in ipairs(dead) do redis.call('zrem', KEYS[2], m) end
+if #dead > 0 then redis.call('zremrangebyscore', KEYS[3], '-inf', now) end`;
+
+export const HANDOFF_LUA = {
+  /**
+   * KEYS: lock key, queue, leases[, fencing counter]; ARGV: value, ttl, ticket id, score, lease ms.
+   * Takes the key when it is reserved for this ticket, or free and this ticket is the first live
+   * one (or none waits): {1, highest fencing counter}. Otherwise (re)queues the ticket and returns
+   * {0, how many live tickets are ahead of it}. A grant leaves the ticket queued: the winner
+   * withdraws it from every master once it has a quorum, so that a waiter that lost a split vote
+   * keeps its place on every master and the masters' queues stay the same.
+   */
+  acquire: `${PRUNE}
+local v = redis.pcall('get', KEYS[1])
+local free = v == ('${RESERVED_PREFIX}' .. ARGV[3])
+if v == false then
+  local first = redis.call('zrange', KEYS[2], 0, 0)[1]
+  free = first == nil or first == ARGV[3]
+end
+if free then
+  redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  local high = 0
+  if #KEYS > 3 then high = tonumber(redis.call('get', KEYS[4]) or '0') end
+  return {1, high}
+end
+local lease = tonumber(ARGV[5])
+redis.call('zadd', KEYS[2], ARGV[4], ARGV[3])
+redis.call('zadd', KEYS[3], now + lease, ARGV[3])
+for i = 2, 3 do
+  if redis.call('pttl', KEYS[i]) < lease then redis.call('pexpire', KEYS[i], lease) end
+end
+return {0, redis.call('zrank', KEYS[2], ARGV[3])}`,
+  /**
+   * KEYS: lock key, queue, leases; ARGV: value, announce ('1'/'0'), channel, reservation ms.
+   * Compare-and-delete; when announcing and a live ticket waits, reserves the key for the first
+   * one instead (for the reservation ms) and publishes `value\nticket`; else publishes `value`.
+   * The ticket stays queued (see acquire) until its waiter withdraws it or its lease lapses.
+   * Returns 1 when the key held the value, else 0.
+   */
+  release: `
+if redis.pcall('get', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('del', KEYS[1])
+if ARGV[2] ~= '1' then return 1 end
+if redis.call('exists', KEYS[2]) == 1 then${PRUNE}
+  local first = redis.call('zrange', KEYS[2], 0, 0)[1]
+  if first then
+    redis.call('set', KEYS[1], '${RESERVED_PREFIX}' .. first, 'PX', ARGV[4])
+    redis.call('publish', ARGV[3], ARGV[1] .. '\\n' .. first)
+    return 1
+  end
+end
+redis.call('publish', ARGV[3], ARGV[1])
+return 1`,
+  /**
+   * KEYS: lock key, queue, leases; ARGV: ticket id, channel, reservation ms. Leaves the queue (a
+   * waiter that won or gave up); a reservation still held for it passes to the next live ticket
+   * (published as `~id\nnext`), or the key is freed (published as `~id`).
+   */
+  withdraw: `
+redis.call('zrem', KEYS[2], ARGV[1])
+redis.call('zrem', KEYS[3], ARGV[1])
+local mine = '${RESERVED_PREFIX}' .. ARGV[1]
+if redis.pcall('get', KEYS[1]) ~= mine then return 0 end
+redis.call('del', KEYS[1])${PRUNE}
+local first = redis.call('zrange', KEYS[2], 0, 0)[1]
+if first then
+  redis.call('set', KEYS[1], '${RESERVED_PREFIX}' .. first, 'PX', ARGV[3])
+  redis.call('publish', ARGV[2], mine .. '\\n' .. first)
+else
+  redis.call('publish', ARGV[2], mine)
+end
+return 1`,
+} as const;
+
+/** A client with the handoff scripts registered (EVALSHA, with EVAL on NOSCRIPT). */
+export interface HandoffClient {
+  quorumLockTicketAcquire(numKeys: number, ...keysThenArgs: (string | number)[]): Promise<[number, number]>;
+  quorumLockHandoffRelease(numKeys: number, ...keysThenArgs: (string | number)[]): Promise<number>;
+  quorumLockWithdraw(numKeys: number, ...keysThenArgs: (string | number)[]): Promise<number>;
+}
+
+function handoffClient(master: Master): HandoffClient {
+  const client = master.client as Redis & Partial<HandoffClient>;
+  if (typeof client.quorumLockWithdraw !== 'function') {
+    client.defineCommand('quorumLockTicketAcquire', { lua: HANDOFF_LUA.acquire });
+    client.defineCommand('quorumLockHandoffRelease', { lua: HANDOFF_LUA.release });
+    client.defineCommand('quorumLockWithdraw', { lua: HANDOFF_LUA.withdraw });
+  }
+  return client as unknown as HandoffClient;
+}
+
+/** An attempt of a queued waiter: the ticket script (fenced or not), single key only. */
+export const ticketed: AcquireRoundKind = {
+  name: 'ticketed',
+  applies: (r) => r.ticket !== undefined,
+  send: (m, r) => {
+    const t = r.ticket!;
+    const keys = [r.keys[0], ...queueKeysOf(r.keys[0]), ...(r.counters ? [r.counters[0]] : [])];
+    return handoffClient(m).quorumLockTicketAcquire(keys.length, ...keys, r.value, String(r.ttl), t.id, t.score, String(Math.ceil(t.lease)));
+  },
+  isGranted: (reply) => Array.isArray(reply) && reply[0] === 1,
+  highestCounter: (reply) => (Array.isArray(reply) && reply[0] === 1 ? Number(reply[1]) : 0),
+};
+
+/** True when an acquisition can queue with a ticket: one key, exclusive. */
+export function canQueue(request: Pick<AcquireRequest, 'keys'>, shared: boolean): boolean {
+  return request.keys.length === 1 && !shared;
+}
+
+/**
+ * Where a refused ticketed round left the waiter: the number of live tickets ahead of it as a
+ * quorum of the refusing masters see it (the quorum-th smallest), or undefined without replies.
+ */
+export function rankOf(replies: readonly unknown[], quorum: number): number | undefined {
+  const ranks = replies
+    .filter((r): r is [number, number] => Array.isArray(r) && r[0] === 0)
+    .map((r) => Number(r[1]))
+    .sort((a, b) => a - b);
+  if (ranks.length === 0) return undefined;
+  return ranks[Math.min(ranks.length, quorum) - 1];
+}
+
+/** Compare-and-delete of a single key that hands it to the first live ticket, if any. */
+export function handoffRelease(master: Master, key: string, value: string, announce: boolean, channel: string, reserveMs: number): Promise<number> {
+  const keys = [key, ...queueKeysOf(key)];
+  return handoffClient(master).quorumLockHandoffRelease(keys.length, ...keys, value, announce ? '1' : '0', channel, String(Math.ceil(reserveMs)));
+}
+
+/** Removes a ticket from every master's queue (fire and forget: it lapses anyway). */
+export function withdrawTicket(masters: readonly Master[], key: string, ticket: HandoffTicket, channel: string, reserveMs: number): void {
+  const keys = [key, ...queueKeysOf(key)];
+  for (const m of masters) void handoffClient(m).quorumLockWithdraw(3, ...keys, ticket.id, channel, String(Math.ceil(reserveMs))).catch(() => undefined);
+}
+
+/** Splits a release message: `value`, or `value\nticket` when the key was handed to that ticket. */
+export function parseReleaseMessage(message: string): { value: string; ticket?: string } {
+  const at = message.indexOf('\n');
+  return at < 0 ? { value: message } : { value: message.slice(0, at), ticket: message.slice(at + 1) };
+}

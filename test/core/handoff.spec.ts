@@ -1,0 +1,85 @@
+/**
+ * Handoff between instances (docs/handoff.md), on real masters: separate OS processes, each with
+ * its own `Redlock` and connections and the default retry settings, contend for one key with
+ * short holds. Nobody gives up while the lock is handed on, no hold overlaps another (checked on a
+ * separate oracle Redis), and no process is starved. A crashed waiter's ticket lapses.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { fork } from 'node:child_process';
+import { once } from 'node:events';
+import { Redis } from 'ioredis';
+import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.js';
+import { buildChild } from './child-build.js';
+import type { HandoffChildConfig, HandoffChildReport } from './fixtures/handoff-child.js';
+import { resourceName, useMasters } from '../support/index.js';
+
+const PROCESSES = 6;
+
+describe('handoff between processes (5 masters)', () => {
+  const set = useMasters(5);
+  let oracle: RedisMasters;
+  let child: ReturnType<typeof buildChild>;
+  beforeAll(async () => {
+    oracle = await startRedisMasters(1);
+    child = buildChild('test/core/fixtures/handoff-child.ts');
+  });
+  afterAll(async () => {
+    child?.remove();
+    await oracle?.stop();
+  });
+
+  it(`${PROCESSES} processes with default settings: 0 give-ups, 0 overlaps, every process served`, async () => {
+    const resource = resourceName('handoff');
+    const config: HandoffChildConfig = { urls: set.urls, oracle: oracle.urls[0], resource, holdMs: 2, seconds: 4 };
+    const children = Array.from({ length: PROCESSES }, () =>
+      fork(child.entry, [JSON.stringify(config)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: [] }),
+    );
+    const reports = children.map((c) => once(c, 'message').then(([m]) => m as HandoffChildReport));
+    await new Promise((resolve) => setTimeout(resolve, 1_500)); // let every child connect
+    const start = Date.now() + 200;
+    for (const c of children) c.send(start);
+    const all = await Promise.all(reports);
+    for (const c of children) if (c.exitCode === null) await once(c, 'exit');
+
+    const counts = all.map((r) => r.acquisitions);
+    expect(all.flatMap((r) => r.errors)).toEqual([]);
+    expect(all.map((r) => r.giveUps)).toEqual(new Array(PROCESSES).fill(0));
+    expect(all.map((r) => r.overlaps)).toEqual(new Array(PROCESSES).fill(0));
+    for (const n of counts) expect(n).toBeGreaterThan(0); // nobody starved
+    const sum = counts.reduce((a, b) => a + b, 0);
+    const jain = (sum * sum) / (PROCESSES * counts.reduce((a, b) => a + b * b, 0));
+    expect(jain).toBeGreaterThan(0.6); // generous: the machine is shared (the bench reports the figure)
+    // The keys the handoff used are gone or lapsing: nothing is left held.
+    const inspect = new Redis(oracle.urls[0]);
+    expect(await inspect.get(`${resource}:inside`)).toBe('0');
+    inspect.disconnect();
+  }, 60_000);
+
+  it('a crashed waiter holds nothing up for longer than its ticket lease: the next waiter gets the lock', async () => {
+    const resource = resourceName('crashed-waiter');
+    const key = `lock:${resource}`;
+    const holder = await set.redlock({ keyPrefix: 'lock:' });
+    const waiter = await set.redlock({ keyPrefix: 'lock:', retryDelay: 100, retryJitter: 0, retryCount: 30 });
+    const held = await holder.acquire(resource, 5_000);
+    // A waiter that queued, then crashed: its ticket is first on every master, leased for 800 ms more.
+    await Promise.all(
+      set.clients.map(async (c) => {
+        const [sec, micro] = await c.time();
+        const masterNow = Number(sec) * 1000 + Math.floor(Number(micro) / 1000);
+        await c.zadd(`${key}:handoff:queue`, 1, 'crashed');
+        await c.zadd(`${key}:handoff:lease`, masterNow + 800, 'crashed');
+      }),
+    );
+    const waiting = waiter.acquire(resource, 5_000);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    // The release hands the key to the crashed ticket (a reservation); it lapses with the ticket.
+    await held.release();
+    const releasedAt = Date.now();
+    const values = await Promise.all(set.clients.map((c) => c.get(key)));
+    expect(values.filter((v) => v === '~crashed').length).toBeGreaterThanOrEqual(3);
+    const lock = await waiting;
+    expect(lock.isHeld).toBe(true);
+    expect(Date.now() - releasedAt).toBeLessThan(800 + 3_000); // the lease, and head-room for a loaded machine
+    await lock.release();
+  }, 30_000);
+});
