@@ -4,7 +4,7 @@
  * measures this library and the peers, with each library's defaults and with a 10 ms retry delay.
  * Not a test: nothing asserts on speed. Writes bench/cross-process.md and .json.
  *
- *   npx tsc -p bench/tsconfig.json && node bench/.out/bench/cross-process.js [--seconds 2.5] [--procs 4,8] [--hold 1] [--libs a,b]
+ *   npm run build && npx tsc -p bench/tsconfig.json && node dist-bench/bench/cross-process.js [--seconds 2.5] [--procs 4,8] [--hold 1] [--libs a,b]
  *
  * Every process stamps its acquisitions and releases with the machine-wide monotonic clock
  * (`process.hrtime`, CLOCK_MONOTONIC on Linux), so the parent can order them across processes:
@@ -210,7 +210,7 @@ async function main(): Promise<void> {
   } finally {
     await masters.stop();
   }
-  const command = `node bench/.out/bench/cross-process.js ${args.join(' ')}`.trim();
+  const command = `node dist-bench/bench/cross-process.js ${args.join(' ')}`.trim();
   await writeFile(out.replace(/\.md$/, '.json'), JSON.stringify({ command, holdMs, seconds, rows }, null, 1) + '\n');
   await writeFile(out, markdown(rows, command, holdMs, seconds));
   console.log(`wrote ${out}`);

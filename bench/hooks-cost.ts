@@ -50,10 +50,10 @@ interface RedlockLike {
 }
 type RedlockClass = new (options: { nodes: string[]; restartGuard: boolean }) => RedlockLike;
 
-/** The compiled library (bench/.out/lib), and a copy of it whose `tracing()` is always false. */
+/** The built library (dist/, by `npm run build`), and a copy of it whose `tracing()` is always false. */
 async function loadBuilds(): Promise<{ shipped: RedlockClass; bypassed: RedlockClass }> {
   const out = join(dirname(fileURLToPath(import.meta.url)), '..');
-  const lib = join(out, 'lib');
+  const lib = join(out, '..', 'dist');
   const copy = join(out, 'lib-hooks-bypassed');
   rmSync(copy, { recursive: true, force: true });
   cpSync(lib, copy, { recursive: true });
@@ -161,7 +161,7 @@ async function main(): Promise<void> {
     `Median paired ratio off/bypassed: ${fmt(pairedRatio(results.off, results.bypassed))}.`,
     '',
   ].join('\n');
-  const dir = dirname(fileURLToPath(import.meta.url)).replace(/\/\.out\/bench$/, '');
+  const dir = dirname(fileURLToPath(import.meta.url)).replace(/\/dist-bench\/bench$/, '/bench');
   writeFileSync(join(dir, 'hooks-cost.md'), md);
   writeFileSync(
     join(dir, 'hooks-cost.json'),

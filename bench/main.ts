@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: starts its own redis-server masters, runs every workload for this library, the peers
- * and the raw quorum limit, interleaving them round-robin in each round, and writes bench/results.md,
- * bench/results.svg and bench/results.json. `npm run bench -- --memory` runs the long memory check.
+ * and the raw quorum limit, interleaving them round-robin in each round, and writes docs/evidence/bench-results.md,
+ * bench-results.svg and bench-results.json. `npm run bench -- --memory` runs the long memory check.
  * `npm run bench -- --help` lists the flags.
  */
 import 'reflect-metadata';

@@ -6,13 +6,13 @@
  * library must stop tracking it). After a warm-up it samples heapUsed and RSS (after
  * `gc()` when run with --expose-gc, as `npm run bench` does) and the live timers, fits a line to each,
  * and compares the process's active handles and listeners before the Redlock was created and after it
- * was closed. Each workload rewrites its own section of bench/memory.md.
+ * was closed. Each workload rewrites its own section of docs/evidence/bench-memory.md.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Redlock } from '../lib/index.js';
+import { Redlock } from 'nestjs-quorum-lock';
 import { startRedisMasters } from '../tools/redis-masters.js';
-import { benchDir, libraryRevision, machineFacts } from './env.js';
+import { repoRoot, libraryRevision, machineFacts } from './env.js';
 import { pin } from './masters.js';
 import type { BenchConfig } from './options.js';
 import { num } from './report/format.js';
@@ -159,14 +159,14 @@ export async function runMemory(config: BenchConfig, note: (text: string) => voi
       ...samples.map((s) => `| ${num(s.cycles)}${s.cycles <= warmup ? ' (warm-up)' : ''} | ${num(s.seconds, 1)} | ${num(s.heapUsed / MiB, 2)} | ${num(s.rss / MiB, 1)} | ${s.timers} |`),
       '',
     ].join('\n');
-    const file = join(benchDir, 'memory.md');
+    const file = join(repoRoot, 'docs', 'evidence', 'bench-memory.md');
     const section = `<!-- ${workload} -->\n${md}\n<!-- /${workload} -->`;
     const marked = new RegExp(`<!-- ${workload} -->[\\s\\S]*?<!-- /${workload} -->`);
     const previous = await readFile(file, 'utf8').catch(() => '# Memory over long runs\n');
     await writeFile(file, marked.test(previous) ? previous.replace(marked, () => section) : `${previous.trimEnd()}\n\n${section}\n`);
     console.log(
       `memory: heap ${heapGrows ? 'GROWS' : 'flat'} (${num(heapGrowth / 1024)} KiB over ${num(span)} cycles), rss ${rssGrows ? 'GROWS' : 'flat'} (${num(rssGrowth / 1024)} KiB), ` +
-        `left behind: ${leftBehind.length ? leftBehind.join('; ') : 'nothing'}; wrote the ${workload} section of bench/memory.md`,
+        `left behind: ${leftBehind.length ? leftBehind.join('; ') : 'nothing'}; wrote the ${workload} section of docs/evidence/bench-memory.md`,
     );
     if (leftBehind.length || heapGrows) note('memory check failed');
   } finally {

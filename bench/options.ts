@@ -2,7 +2,7 @@
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { FACTORIES } from './adapters/index.js';
-import { benchDir } from './env.js';
+import { repoRoot } from './env.js';
 import type { PinMode } from './masters.js';
 
 export const WORKLOADS = ['latency', 'throughput', 'contention', 'decorator'] as const;
@@ -40,7 +40,7 @@ export interface BenchConfig {
 
 export const USAGE = `npm run bench -- [flags]
 
-  --quick                 1 round, short windows (smoke test); writes bench/results-quick.*
+  --quick                 1 round, short windows (smoke test); writes dist-bench/results-quick.*
   --rounds N              rounds, libraries interleaved round-robin in each (default 5)
   --masters 1,3,5         master counts to run (default 1,3,5)
   --workloads LIST        latency,throughput,contention,decorator (default: all)
@@ -51,12 +51,12 @@ export const USAGE = `npm run bench -- [flags]
   --throughput-ms MS      throughput window per measurement (default 800)
   --contention-ms MS      contention window per measurement (default 1500)
   --decorator-masters N   master count for the decorator workload (default 3)
-  --out FILE              report path (default bench/results.md; .svg and .json beside it)
+  --out FILE              report path (default docs/evidence/bench-results.md; .svg and .json beside it)
   --render                re-write the report and chart from the .json beside --out, measuring nothing
-  --memory                the long memory run instead (this library, 3 masters, 64 callers) -> bench/memory.md
+  --memory                the long memory run instead (this library, 3 masters, 64 callers) -> docs/evidence/bench-memory.md
   --cycles N              cycles of the memory run (default 1000000)
   --memory-workload W     release (acquire + release, default) or expire (tryAcquire, never released,
-                          1 s TTL); each rewrites its own section of bench/memory.md
+                          1 s TTL); each rewrites its own section of docs/evidence/bench-memory.md
   --help`;
 
 function list(value: string | undefined, fallback: readonly string[]): string[] {
@@ -135,7 +135,7 @@ export function parseOptions(argv: string[]): BenchConfig | 'help' {
       warmupCycles: 100_000,
       sampleEvery: 20_000,
     },
-    out: values.out ?? join(benchDir, quick ? 'results-quick.md' : 'results.md'),
+    out: values.out ?? (quick ? join(repoRoot, 'dist-bench', 'results-quick.md') : join(repoRoot, 'docs', 'evidence', 'bench-results.md')),
     argv,
   };
 }

@@ -4,7 +4,7 @@
  * concurrent loops on ONE resource, for `seconds` each. A throughput and latency figure, not a
  * test: nothing asserts on speed.
  *
- *   npx tsc -p bench/tsconfig.json && node bench/.out/bench/shared-locks.js [--seconds 5] [--workers 8]
+ *   npm run build && npx tsc -p bench/tsconfig.json && node dist-bench/bench/shared-locks.js [--seconds 5] [--workers 8]
  *
  * Subjects (all 5 masters, quorum 3):
  *   mutex       nestjs-quorum-lock, no `mode` (today's lock)
@@ -14,7 +14,7 @@
  */
 import { Redis } from 'ioredis';
 import { RedlockSemaphore } from 'redis-semaphore';
-import { Redlock } from '../lib/index.js';
+import { Redlock } from 'nestjs-quorum-lock';
 import { startRedisMasters } from '../tools/redis-masters.js';
 
 const arg = (name: string, fallback: number) => Number(process.argv[process.argv.indexOf(name) + 1]) || fallback;

@@ -15,7 +15,7 @@
  * else fails the run, as do the other checks listed in `PhaseCheck.problems`.
  */
 import { analyseHistory, mastersHolding, mastersRenewing, type HistoryAnalysis } from './history.js';
-import { unstalledMs } from './loop-lag.js';
+import { longestUnstalledMs, unstalledMs } from './loop-lag.js';
 import type { PhaseResult } from './phase.js';
 import type { ClientPause, FaultBand, SectionRecord } from './types.js';
 
@@ -116,7 +116,7 @@ export interface PhaseCheck {
     lostOutcomes: number;
   };
   unavailability: { worstGapMs: number; client?: string; from?: number; band?: FaultBand };
-  liveness: { probes: number; failed: string[]; maxLatencyMs: number; bound: number; overBound: number };
+  liveness: { probes: number; failed: string[]; maxLatencyMs: number; bound: number; overBound: number; starved: number };
   keys: { afterClose: number; afterTtl: number; details: string[] };
   /** The independent oracle's own findings (history.ts). */
   oracle: {
@@ -463,9 +463,15 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
   const failed: string[] = [];
   let maxLatencyMs = 0;
   let overBound = 0;
+  // A probe that failed is excused only when its client's loop never ran long enough for one whole
+  // attempt (a command timeout to decide, a retry delay, a command timeout for the next): its measured
+  // stalls broke every such stretch, so the replies were read too late (CPU starvation of that process).
+  const attemptSpan = 2 * result.commandTimeout + 200;
+  let starvedProbes = 0;
   for (const p of result.probes) {
     if (p.grantedAt === undefined) {
-      failed.push(`${p.client} round ${p.round}: ${p.error}`);
+      if (p.endedAt !== undefined && longestUnstalledMs(stalls, p.client, p.startedAt, p.endedAt) < attemptSpan) starvedProbes++;
+      else failed.push(`${p.client} round ${p.round}: ${p.error}`);
       continue;
     }
     const healed = bands.find((b) => b.round === p.round)?.healedAt ?? p.startedAt;
@@ -553,7 +559,7 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
     },
     delivery: { cases, heldReads: heldReads.length, stalled: late.filter((l) => l.why.startsWith('stalled')).length, onTime, late, tightestMarginMs: tightest, lostOutcomes: sections.filter((s) => s.outcome === 'lost').length },
     unavailability,
-    liveness: { probes: result.probes.length, failed, maxLatencyMs, bound: result.bound, overBound },
+    liveness: { probes: result.probes.length, failed, maxLatencyMs, bound: result.bound, overBound, starved: starvedProbes },
     keys: { afterClose: afterClose.length, afterTtl: afterTtl.length, details },
     oracle: {
       unconfirmed,

@@ -13,6 +13,9 @@ import { Redis } from 'ioredis';
 import { connect, type Socket } from 'node:net';
 import { sharedNow } from './clock.js';
 
+/** How a handoff reservation's value starts (lib/core/handoff.ts): it keeps a key for the first waiter and is no holder. */
+const RESERVED_PREFIX = '~';
+
 /** `+1795457251.460227 [0 lua] "pexpire" "lock:a" "1000"` → time, source, args. */
 export function parseMonitorLine(line: string): { time: string; source: string; args: string[] } | undefined {
   const m = /^\+(\d+\.\d+) \[\d+ ([^\]]+)\] (.*)$/.exec(line);
@@ -268,6 +271,18 @@ export function analyseHistory(events: readonly MasterEvent[], masterCount: numb
         cur = live(e.m, key, e.t);
       }
       if (nx && cur) continue; // SET NX refused: the key is held
+      if (value.startsWith(RESERVED_PREFIX)) {
+        // A handoff reservation (lib/core/handoff.ts) holds the key for the first waiter; it is no
+        // holder. Written by a release script over the releasing holder's own value, it ends that
+        // holding as a release; over anyone else's value it is a foreign write.
+        if (cur) {
+          const own = e.lua && e.sv === cur.h.value;
+          if (!own) foreignWrites.push({ t: e.t, m: e.m, key, value: cur.h.value, scriptValue: e.sv ?? '', op: 'set' });
+          const h = close(e.m, key, e.t, own ? 'released' : 'foreign-release');
+          if (h && !own) pendingRemovals.push({ r: { t: e.t, m: e.m, key, value: h.value, cause: 'foreign-release' } });
+        }
+        continue;
+      }
       if (cur && cur.h.value === value) {
         cur.expiresAt = e.t + px;
         cur.h.renewals.push(e.t);

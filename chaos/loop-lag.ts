@@ -19,7 +19,8 @@ export function monitorLoopLag(client: string, report: (stall: LoopStall) => voi
   let last = sharedNow();
   const timer = setInterval(() => {
     const now = sharedNow();
-    if (now - last > thresholdMs) report({ client, start: last, end: now });
+    // The loop ran at `last`; from the moment this timer was due it could not run it: that much is proven.
+    if (now - last > thresholdMs) report({ client, start: last + intervalMs, end: now });
     last = now;
   }, intervalMs);
   timer.unref();
@@ -41,4 +42,16 @@ export function unstalledMs(stalls: readonly LoopStall[], client: string, from: 
     reach = b;
   }
   return to - from - covered;
+}
+
+/** The longest stretch within [from, to] that no stall of `client` touches (its loop could run throughout). */
+export function longestUnstalledMs(stalls: readonly LoopStall[], client: string, from: number, to: number): number {
+  const parts = stalls.filter((s) => s.client === client && s.end > from && s.start < to).sort((a, b) => a.start - b.start);
+  let longest = 0;
+  let reach = from;
+  for (const s of parts) {
+    longest = Math.max(longest, s.start - reach);
+    reach = Math.max(reach, s.end);
+  }
+  return Math.max(longest, to - reach);
 }

@@ -170,6 +170,7 @@ function mutantPhases(args: Args): PhaseSpec[] {
     lib: join(out, m.name, 'index.js'),
     mutant: m.name,
     variants: m.phase.variants,
+    settings: m.phase.ttl ? { ttl: m.phase.ttl } : undefined,
   }));
 }
 

@@ -76,6 +76,8 @@ export interface ProbeRecord {
   startedAt: number;
   grantedAt?: number;
   error?: string;
+  /** When the probe settled (granted or failed). */
+  endedAt?: number;
 }
 
 /** A fault as injected: a shaded band on the timeline. */

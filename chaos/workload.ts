@@ -295,6 +295,7 @@ export function createWorkload(lib: Lib, config: WorkloadConfig, hooks: Workload
       } catch (error) {
         record.error = message(error);
       }
+      record.endedAt = sharedNow();
       return record;
     },
   };

@@ -3,11 +3,10 @@ import { ConfigModule, ConfigService } from '@nestjs/config';
 import { APP_FILTER } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { TerminusModule } from '@nestjs/terminus';
-import { RedlockModule } from 'nestjs-quorum-lock';
+import { RedlockExceptionFilter, RedlockModule } from 'nestjs-quorum-lock';
 import { RedlockHealthIndicator } from 'nestjs-quorum-lock/terminus';
 import { HealthController } from './health.controller.js';
 import { InventoryService, redlockNodes } from './inventory.service.js';
-import { LockBusyFilter } from './lock-busy.filter.js';
 import { SalesReportJob } from './sales-report.job.js';
 import { SeatsController } from './seats.controller.js';
 
@@ -28,7 +27,8 @@ import { SeatsController } from './seats.controller.js';
     RedlockHealthIndicator,
     InventoryService,
     SalesReportJob,
-    { provide: APP_FILTER, useClass: LockBusyFilter },
+    // The library's filter: 409 lock-busy, 503 lock-unavailable (with Retry-After) or lock-lost, 400 bad-lock-key.
+    { provide: APP_FILTER, useClass: RedlockExceptionFilter },
   ],
 })
 export class AppModule {}

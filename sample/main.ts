@@ -175,7 +175,8 @@ async function waitForRestartGuard(apps: INestApplication[]): Promise<void> {
   console.log(
     `Restart guard: the masters have been up for less than the largest TTL; waiting ${Math.ceil(wait)} ms before locking.`,
   );
-  while (pending() > 0) await delay(Math.min(100, pending()));
+  // Resolves once a quorum counts; rejects (naming each master and why) if that takes too long.
+  await Promise.all(services.map((s) => s.whenTrusted()));
 }
 
 /**

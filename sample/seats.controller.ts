@@ -14,7 +14,7 @@ export class SeatsController {
 
   /**
    * One buyer at a time per seat, across every app instance. A buyer waits up to ~2 s for the lock
-   * (40 retries, 50 ± 25 ms apart); after that `LockBusyFilter` answers 409 "lock-busy".
+   * (40 retries, 50 ± 25 ms apart); after that `RedlockExceptionFilter` answers 409 "lock-busy".
    */
   @Post(':id/buy')
   @Locked('seat:#id', { ttl: 2_000, retryCount: 40, retryDelay: 50, retryJitter: 25 })

@@ -1,5 +1,5 @@
 /** This library, as its README configures it: `new Redlock({ nodes: urls })` (it opens its own connections). */
-import { Redlock, type Lock } from '../../lib/index.js';
+import { Redlock, type Lock } from 'nestjs-quorum-lock';
 import type { AdapterFactory, LockAdapter } from './types.js';
 
 export const quorumLock: AdapterFactory = {

@@ -1,4 +1,4 @@
-/** bench/results.md: how the run was made, then per master count the tables of medians, spreads and ratios. */
+/** docs/evidence/bench-results.md: how the run was made, then per master count the tables of medians, spreads and ratios. */
 import type { RetryProfile } from '../adapters/types.js';
 import type { MastersResults, RunResults, SubjectInfo } from '../model.js';
 import { pairedRatio, spread } from '../stats.js';

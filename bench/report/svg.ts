@@ -1,5 +1,5 @@
 /**
- * bench/results.svg, written by hand: two panels of grouped bars, throughput (cycles/s, 64 callers)
+ * docs/evidence/bench-results.svg, written by hand: two panels of grouped bars, throughput (cycles/s, 64 callers)
  * and uncontended p50 latency (µs), one group per master count, one bar per subject, whiskers for
  * the min–max over rounds.
  */

@@ -5,7 +5,7 @@
  */
 import { Injectable, Module, type INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { Locked, RedlockModule, RedlockService } from '../../lib/index.js';
+import { Locked, RedlockModule, RedlockService } from 'nestjs-quorum-lock';
 import type { Cycle } from '../adapters/types.js';
 
 const TTL = 10_000;

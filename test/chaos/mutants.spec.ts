@@ -71,7 +71,8 @@ describe('planted bugs are caught by the chaos checker (in-process, no fault, ho
       const spec = { id: `jm-${name}`, fault: 'none' as const, guard: true, fencing: true, seconds: 4, title: 'none' };
       const clients = ['c1', 'c2', 'c3'].map((id) => new InProcessClient(id, lib));
       const check = checkPhase(await runPhase(cluster, spec, clients, settings, register));
-      expect(check.cycles.hot).toBeGreaterThan(20);
+      // The pass did real contended work (a loaded machine manages fewer sections; none would prove nothing).
+      expect(check.cycles.hot).toBeGreaterThan(5);
       expect({ mutant: name, caughtBy: check.problems.map((p) => p.check) }).not.toEqual({ mutant: name, caughtBy: [] });
     }, 40_000);
   }

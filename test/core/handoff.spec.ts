@@ -39,7 +39,7 @@ describe('handoff between processes (5 masters)', () => {
     const start = Date.now() + 200;
     for (const c of children) c.send(start);
     const all = await Promise.all(reports);
-    await Promise.all(children.map((c) => (c.exitCode === null ? once(c, 'exit') : undefined)));
+    for (const c of children) if (c.exitCode === null) await once(c, 'exit');
 
     const counts = all.map((r) => r.acquisitions);
     expect(all.flatMap((r) => r.errors)).toEqual([]);

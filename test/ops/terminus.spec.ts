@@ -108,7 +108,13 @@ describe('RedlockHealthIndicator with real Terminus, real masters', () => {
     expect(locks.masters[2].distrustedFor).toBeLessThanOrEqual(TTL + 12 + 1_000);
     // ... and up again once the guard has run out
     await sleep(TTL + 1_500);
-    expect((await get()).body.details.locks.status).toBe('up');
+    // polled briefly: on a loaded machine one check's INFO can miss the probe bound and read as not answering
+    let after = await get();
+    for (const deadline = Date.now() + 5_000; after.body.details.locks.status !== 'up' && Date.now() < deadline;) {
+      await sleep(100);
+      after = await get();
+    }
+    expect(after.body.details.locks.status).toBe('up');
   });
 
   it('one master hung (SIGSTOP: its connection stays up, nothing answers): degraded, then up once it answers again', async () => {
