@@ -2,14 +2,31 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['examples/**', 'scripts/readme/**', 'dist/**', 'dist-*/**', 'node_modules/**', 'coverage/**', '**/*.js', '**/*.cjs', '**/*.mjs', 'test/**/fixtures/types/**'] },
+  {
+    ignores: [
+      'examples/**',
+      'scripts/readme/**',
+      'dist/**',
+      'dist-*/**',
+      'node_modules/**',
+      'coverage/**',
+      '**/*.js',
+      '**/*.cjs',
+      '**/*.mjs',
+      'jest.config.ts',
+      'test/**/fixtures/types/**',
+    ],
+  },
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: false }],
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' },
+      ],
       // The library wraps arbitrary user methods and ioredis replies: `unknown`/`any` at those seams is deliberate.
       '@typescript-eslint/no-explicit-any': 'off',
       '@typescript-eslint/no-unsafe-assignment': 'off',

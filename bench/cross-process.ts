@@ -42,10 +42,18 @@ interface ChildReport {
 }
 
 async function child(): Promise<void> {
-  const [lib, profile, urls, holdMs, key] = JSON.parse(process.env.XPROC_ARGS!) as [string, RetryProfile, string[], number, string];
+  const [lib, profile, urls, holdMs, key] = JSON.parse(process.env.XPROC_ARGS!) as [
+    string,
+    RetryProfile,
+    string[],
+    number,
+    string,
+  ];
   const factory = FACTORIES.find((f) => f.id === lib)!;
   const adapter = await factory.create(urls, profile);
-  const go = new Promise<{ start: number; end: number }>((resolve) => process.once('message', resolve as (m: unknown) => void));
+  const go = new Promise<{ start: number; end: number }>((resolve) =>
+    process.once('message', resolve as (m: unknown) => void),
+  );
   process.send!('ready');
   const { start, end } = await go;
   await sleep(Math.max(0, start - mono()));
@@ -90,10 +98,21 @@ interface Row {
   errors: string[];
 }
 
-async function runOne(lib: string, profile: RetryProfile, procs: number, urls: string[], holdMs: number, seconds: number, key: string): Promise<Row> {
+async function runOne(
+  lib: string,
+  profile: RetryProfile,
+  procs: number,
+  urls: string[],
+  holdMs: number,
+  seconds: number,
+  key: string,
+): Promise<Row> {
   const self = fileURLToPath(import.meta.url);
   const children = Array.from({ length: procs }, () =>
-    fork(self, ['--child'], { env: { ...process.env, XPROC_ARGS: JSON.stringify([lib, profile, urls, holdMs, key]) }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
+    fork(self, ['--child'], {
+      env: { ...process.env, XPROC_ARGS: JSON.stringify([lib, profile, urls, holdMs, key]) },
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    }),
   );
   const reports = children.map(
     (c) =>
@@ -102,7 +121,9 @@ async function runOne(lib: string, profile: RetryProfile, procs: number, urls: s
         c.once('exit', (code) => reject(new Error(`child exited ${code}`)));
       }),
   );
-  await Promise.all(children.map((c) => new Promise<void>((resolve) => c.on('message', (m) => m === 'ready' && resolve()))));
+  await Promise.all(
+    children.map((c) => new Promise<void>((resolve) => c.on('message', (m) => m === 'ready' && resolve()))),
+  );
   const start = mono() + 100;
   const end = start + seconds * 1000;
   for (const c of children) c.send({ start, end });
@@ -165,9 +186,16 @@ function markdown(rows: Row[], command: string, holdMs: number, seconds: number)
     '',
   ];
   for (const procs of [...new Set(rows.map((r) => r.procs))]) {
-    out.push(`## ${procs} processes`, '', '| library | profile | handoffs/s | acquisitions/s | wait p50 | wait p99 | idle gap p50 | idle gap max | give-ups | Jain | overlaps |', '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+    out.push(
+      `## ${procs} processes`,
+      '',
+      '| library | profile | handoffs/s | acquisitions/s | wait p50 | wait p99 | idle gap p50 | idle gap max | give-ups | Jain | overlaps |',
+      '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    );
     for (const r of rows.filter((x) => x.procs === procs))
-      out.push(`| ${r.lib} | ${r.profile} | ${f1(r.handoffsPerSec)} | ${f1(r.acquisitionsPerSec)} | ${f1(r.waitP50)} | ${f1(r.waitP99)} | ${f1(r.idleGapP50)} | ${f1(r.idleGapMax)} | ${r.giveUps} | ${r.jain.toFixed(3)} | ${r.overlaps} |`);
+      out.push(
+        `| ${r.lib} | ${r.profile} | ${f1(r.handoffsPerSec)} | ${f1(r.acquisitionsPerSec)} | ${f1(r.waitP50)} | ${f1(r.waitP99)} | ${f1(r.idleGapP50)} | ${f1(r.idleGapMax)} | ${r.giveUps} | ${r.jain.toFixed(3)} | ${r.overlaps} |`,
+      );
     out.push('');
   }
   const errs = rows.filter((r) => r.errors.length);

@@ -10,7 +10,8 @@ export const repoRoot: string = (() => {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (let i = 0; i < 8; i++) {
     const file = join(dir, 'package.json');
-    if (existsSync(file) && (JSON.parse(readFileSync(file, 'utf8')) as { name?: string }).name === 'nestjs-quorum-lock') return dir;
+    if (existsSync(file) && (JSON.parse(readFileSync(file, 'utf8')) as { name?: string }).name === 'nestjs-quorum-lock')
+      return dir;
     dir = dirname(dir);
   }
   return process.cwd();
@@ -20,7 +21,10 @@ export const benchDir = join(repoRoot, 'bench');
 
 /** The installed version of `name` (from node_modules, or this package's own). */
 export function packageVersion(name: string): string {
-  const file = name === 'nestjs-quorum-lock' ? join(repoRoot, 'package.json') : join(repoRoot, 'node_modules', name, 'package.json');
+  const file =
+    name === 'nestjs-quorum-lock'
+      ? join(repoRoot, 'package.json')
+      : join(repoRoot, 'node_modules', name, 'package.json');
   try {
     return String((JSON.parse(readFileSync(file, 'utf8')) as { version?: string }).version ?? '?').replace(/^v/, '');
   } catch {
@@ -64,6 +68,8 @@ export function machineFacts(): MachineFacts {
     node: process.version,
     redis,
     ioredis: packageVersion('ioredis'),
-    loadavg: loadavg().map((l) => l.toFixed(2)).join(' '),
+    loadavg: loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' '),
   };
 }

@@ -15,8 +15,12 @@ const note = (text: string) => {
   console.log(`  ! ${text}`);
 };
 // A peer that rejects or throws outside any awaited promise must not end the whole run.
-process.on('unhandledRejection', (reason) => note(`unhandled rejection: ${String((reason as Error)?.message ?? reason).slice(0, 200)}`));
-process.on('uncaughtException', (error) => note(`uncaught exception: ${String(error?.message ?? error).slice(0, 200)}`));
+process.on('unhandledRejection', (reason) =>
+  note(`unhandled rejection: ${String((reason as Error)?.message ?? reason).slice(0, 200)}`),
+);
+process.on('uncaughtException', (error) =>
+  note(`uncaught exception: ${String(error?.message ?? error).slice(0, 200)}`),
+);
 
 let config;
 try {

@@ -39,7 +39,8 @@ export async function startMasterSets(counts: readonly number[]): Promise<Master
   return {
     sets,
     olderThan: (ms) => new Promise((resolve) => setTimeout(resolve, Math.max(0, lastStart + ms - performance.now()))),
-    serverPids: () => [...sets.values()].flatMap((s) => s.masters.map((m) => m.pid).filter((pid): pid is number => pid !== undefined)),
+    serverPids: () =>
+      [...sets.values()].flatMap((s) => s.masters.map((m) => m.pid).filter((pid): pid is number => pid !== undefined)),
     stop,
   };
 }

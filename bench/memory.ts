@@ -44,7 +44,9 @@ function listeners(): Map<string, number> {
 /** `name: before → after` for every entry that changed. */
 function changes(before: Map<string, number>, after: Map<string, number>): string[] {
   const names = new Set([...before.keys(), ...after.keys()]);
-  return [...names].filter((n) => (before.get(n) ?? 0) !== (after.get(n) ?? 0)).map((n) => `${n}: ${before.get(n) ?? 0} → ${after.get(n) ?? 0}`);
+  return [...names]
+    .filter((n) => (before.get(n) ?? 0) !== (after.get(n) ?? 0))
+    .map((n) => `${n}: ${before.get(n) ?? 0} → ${after.get(n) ?? 0}`);
 }
 
 const show = (m: Map<string, number>) => [...m].map(([k, v]) => `${k} ×${v}`).join(', ') || 'none';
@@ -57,8 +59,14 @@ export async function runMemory(config: BenchConfig, note: (text: string) => voi
   const ttl = workload === 'expire' ? EXPIRE_TTL : config.ttl;
   const machine = machineFacts();
   const redis = await startRedisMasters(count);
-  const pinning = pin(config.pin, redis.masters.map((m) => m.pid!), config.cpu);
-  console.log(`memory: ${num(cycles)} cycles, ${concurrency} callers, ${count} masters, ${pinning}${gc ? '' : ' (no --expose-gc: samples without gc)'}`);
+  const pinning = pin(
+    config.pin,
+    redis.masters.map((m) => m.pid!),
+    config.cpu,
+  );
+  console.log(
+    `memory: ${num(cycles)} cycles, ${concurrency} callers, ${count} masters, ${pinning}${gc ? '' : ' (no --expose-gc: samples without gc)'}`,
+  );
   try {
     // The restart guard (on by default) ignores masters younger than the largest TTL; wait them out.
     await new Promise((r) => setTimeout(r, config.ttl + 2_000));
@@ -90,7 +98,10 @@ export async function runMemory(config: BenchConfig, note: (text: string) => voi
           const { heapUsed, rss } = process.memoryUsage();
           const timers = process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
           samples.push({ cycles: done, seconds: (performance.now() - t0) / 1000, heapUsed, rss, timers });
-          if (done % (every * 10) === 0) console.log(`memory: ${num(done)} cycles, heap ${num(heapUsed / MiB, 1)} MiB, rss ${num(rss / MiB, 1)} MiB, timers ${timers}`);
+          if (done % (every * 10) === 0)
+            console.log(
+              `memory: ${num(done)} cycles, heap ${num(heapUsed / MiB, 1)} MiB, rss ${num(rss / MiB, 1)} MiB, timers ${timers}`,
+            );
         }
       }
     };
@@ -105,7 +116,11 @@ export async function runMemory(config: BenchConfig, note: (text: string) => voi
 
     const after = samples.filter((s) => s.cycles > warmup);
     const span = after.length > 1 ? after[after.length - 1].cycles - after[0].cycles : 0;
-    const fit = (pick: (s: Sample) => number) => linearFit(after.map((s) => s.cycles), after.map(pick));
+    const fit = (pick: (s: Sample) => number) =>
+      linearFit(
+        after.map((s) => s.cycles),
+        after.map(pick),
+      );
     const heap = fit((s) => s.heapUsed);
     const rss = fit((s) => s.rss);
     const timers = fit((s) => s.timers);
@@ -156,14 +171,20 @@ export async function runMemory(config: BenchConfig, note: (text: string) => voi
       '',
       '| cycles | seconds | heapUsed MiB | RSS MiB | live timers |',
       '| ---: | ---: | ---: | ---: | ---: |',
-      ...samples.map((s) => `| ${num(s.cycles)}${s.cycles <= warmup ? ' (warm-up)' : ''} | ${num(s.seconds, 1)} | ${num(s.heapUsed / MiB, 2)} | ${num(s.rss / MiB, 1)} | ${s.timers} |`),
+      ...samples.map(
+        (s) =>
+          `| ${num(s.cycles)}${s.cycles <= warmup ? ' (warm-up)' : ''} | ${num(s.seconds, 1)} | ${num(s.heapUsed / MiB, 2)} | ${num(s.rss / MiB, 1)} | ${s.timers} |`,
+      ),
       '',
     ].join('\n');
     const file = join(repoRoot, 'docs', 'evidence', 'bench-memory.md');
     const section = `<!-- ${workload} -->\n${md}\n<!-- /${workload} -->`;
     const marked = new RegExp(`<!-- ${workload} -->[\\s\\S]*?<!-- /${workload} -->`);
     const previous = await readFile(file, 'utf8').catch(() => '# Memory over long runs\n');
-    await writeFile(file, marked.test(previous) ? previous.replace(marked, () => section) : `${previous.trimEnd()}\n\n${section}\n`);
+    await writeFile(
+      file,
+      marked.test(previous) ? previous.replace(marked, () => section) : `${previous.trimEnd()}\n\n${section}\n`,
+    );
     console.log(
       `memory: heap ${heapGrows ? 'GROWS' : 'flat'} (${num(heapGrowth / 1024)} KiB over ${num(span)} cycles), rss ${rssGrows ? 'GROWS' : 'flat'} (${num(rssGrowth / 1024)} KiB), ` +
         `left behind: ${leftBehind.length ? leftBehind.join('; ') : 'nothing'}; wrote the ${workload} section of docs/evidence/bench-memory.md`,

@@ -60,13 +60,19 @@ export const USAGE = `npm run bench -- [flags]
   --help`;
 
 function list(value: string | undefined, fallback: readonly string[]): string[] {
-  return value === undefined ? [...fallback] : value.split(',').map((s) => s.trim()).filter(Boolean);
+  return value === undefined
+    ? [...fallback]
+    : value
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
 }
 
 function int(value: string | undefined, fallback: number, flag: string): number {
   if (value === undefined) return fallback;
   const n = Number(value);
-  if (!Number.isSafeInteger(n) || n <= 0) throw new Error(`--${flag} must be a positive whole number; got ${JSON.stringify(value)}`);
+  if (!Number.isSafeInteger(n) || n <= 0)
+    throw new Error(`--${flag} must be a positive whole number; got ${JSON.stringify(value)}`);
   return n;
 }
 
@@ -97,15 +103,25 @@ export function parseOptions(argv: string[]): BenchConfig | 'help' {
   const quick = values.quick ?? false;
   const masters = list(values.masters, ['1', '3', '5']).map((m) => int(m, 0, 'masters'));
   const workloads = list(values.workloads, WORKLOADS);
-  for (const w of workloads) if (!(WORKLOADS as readonly string[]).includes(w)) throw new Error(`unknown workload ${JSON.stringify(w)}; pick from ${WORKLOADS.join(', ')}`);
-  const libs = list(values.libs, FACTORIES.map((f) => f.id));
-  for (const l of libs) if (!FACTORIES.some((f) => f.id === l)) throw new Error(`unknown lib ${JSON.stringify(l)}; pick from ${FACTORIES.map((f) => f.id).join(', ')}`);
+  for (const w of workloads)
+    if (!(WORKLOADS as readonly string[]).includes(w))
+      throw new Error(`unknown workload ${JSON.stringify(w)}; pick from ${WORKLOADS.join(', ')}`);
+  const libs = list(
+    values.libs,
+    FACTORIES.map((f) => f.id),
+  );
+  for (const l of libs)
+    if (!FACTORIES.some((f) => f.id === l))
+      throw new Error(`unknown lib ${JSON.stringify(l)}; pick from ${FACTORIES.map((f) => f.id).join(', ')}`);
   const pin = (values.pin ?? 'same') as PinMode;
-  if (!['same', 'split', 'none'].includes(pin)) throw new Error(`--pin must be same, split or none; got ${JSON.stringify(values.pin)}`);
+  if (!['same', 'split', 'none'].includes(pin))
+    throw new Error(`--pin must be same, split or none; got ${JSON.stringify(values.pin)}`);
   const memoryWorkload = values['memory-workload'] ?? 'release';
-  if (memoryWorkload !== 'release' && memoryWorkload !== 'expire') throw new Error(`--memory-workload must be release or expire; got ${JSON.stringify(memoryWorkload)}`);
+  if (memoryWorkload !== 'release' && memoryWorkload !== 'expire')
+    throw new Error(`--memory-workload must be release or expire; got ${JSON.stringify(memoryWorkload)}`);
   const cpu = values.cpu === undefined ? undefined : Number(values.cpu);
-  if (cpu !== undefined && !(Number.isSafeInteger(cpu) && cpu >= 0)) throw new Error(`--cpu must be a core number; got ${JSON.stringify(values.cpu)}`);
+  if (cpu !== undefined && !(Number.isSafeInteger(cpu) && cpu >= 0))
+    throw new Error(`--cpu must be a core number; got ${JSON.stringify(values.cpu)}`);
   return {
     quick,
     rounds: int(values.rounds, quick ? 1 : 5, 'rounds'),
@@ -116,7 +132,11 @@ export function parseOptions(argv: string[]): BenchConfig | 'help' {
     cpu,
     ttl: 10_000,
     latency: { samples: quick ? 100 : 300, warmup: quick ? 20 : 30 },
-    throughput: { concurrency: 64, warmupMs: 100, windowMs: int(values['throughput-ms'], quick ? 300 : 800, 'throughput-ms') },
+    throughput: {
+      concurrency: 64,
+      warmupMs: 100,
+      windowMs: int(values['throughput-ms'], quick ? 300 : 800, 'throughput-ms'),
+    },
     contention: { callers: 8, holdMs: 1, windowMs: int(values['contention-ms'], quick ? 500 : 1_500, 'contention-ms') },
     decorator: {
       masters: int(values['decorator-masters'], 3, 'decorator-masters'),
@@ -135,7 +155,11 @@ export function parseOptions(argv: string[]): BenchConfig | 'help' {
       warmupCycles: 100_000,
       sampleEvery: 20_000,
     },
-    out: values.out ?? (quick ? join(repoRoot, 'dist-bench', 'results-quick.md') : join(repoRoot, 'docs', 'evidence', 'bench-results.md')),
+    out:
+      values.out ??
+      (quick
+        ? join(repoRoot, 'dist-bench', 'results-quick.md')
+        : join(repoRoot, 'docs', 'evidence', 'bench-results.md')),
     argv,
   };
 }

@@ -43,7 +43,8 @@ export interface RoundContext {
 const gc = (globalThis as { gc?: () => void }).gc;
 const rotate = <T>(items: readonly T[], by: number): T[] => items.map((_, i) => items[(i + by) % items.length]);
 const push = <T>(table: Record<string, T[]>, id: string, value: T) => void (table[id] ??= []).push(value);
-export const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toLocaleString('en-US', { maximumFractionDigits: digits }) : '–');
+export const fmt = (n: number, digits = 0) =>
+  Number.isFinite(n) ? n.toLocaleString('en-US', { maximumFractionDigits: digits }) : '–';
 
 export async function runRound(ctx: RoundContext): Promise<void> {
   const { config, round, results, note } = ctx;
@@ -67,18 +68,27 @@ export async function runRound(ctx: RoundContext): Promise<void> {
   if (config.workloads.has('latency')) {
     for (const f of rotate(ctx.factories, round)) {
       const r = await measure(`latency ${f.id}`, async () =>
-        runLatency(cycleOf(await ctx.subjects.get(f, 'default'), ttl), { ...config.latency, keyPrefix: `${prefix}:lat:${f.id}` }),
+        runLatency(cycleOf(await ctx.subjects.get(f, 'default'), ttl), {
+          ...config.latency,
+          keyPrefix: `${prefix}:lat:${f.id}`,
+        }),
       );
       if (!r) continue;
       push(results.latency, f.id, r);
-      console.log(`${tag} latency    ${f.id.padEnd(18)} p50 ${fmt(r.p50)} us, p99 ${fmt(r.p99)} us${r.errors ? `, ${r.errors} errors` : ''}`);
+      console.log(
+        `${tag} latency    ${f.id.padEnd(18)} p50 ${fmt(r.p50)} us, p99 ${fmt(r.p99)} us${r.errors ? `, ${r.errors} errors` : ''}`,
+      );
     }
   }
 
   if (config.workloads.has('throughput')) {
     for (const f of rotate(ctx.factories, round)) {
       const r = await measure(`throughput ${f.id}`, async () =>
-        runThroughput(cycleOf(await ctx.subjects.get(f, 'default'), ttl), { ...config.throughput, keyPrefix: `${prefix}:tp:${f.id}` }, ctx.cpu),
+        runThroughput(
+          cycleOf(await ctx.subjects.get(f, 'default'), ttl),
+          { ...config.throughput, keyPrefix: `${prefix}:tp:${f.id}` },
+          ctx.cpu,
+        ),
       );
       if (!r) continue;
       push(results.throughput, f.id, r);
@@ -92,10 +102,18 @@ export async function runRound(ctx: RoundContext): Promise<void> {
   if (config.workloads.has('contention')) {
     const runs = ctx.factories
       .filter((f) => f.kind === 'library')
-      .flatMap((f) => (['default', 'fast'] as const).filter((p) => p === 'default' || f.retry.fast !== null).map((p) => [f, p] as const));
+      .flatMap((f) =>
+        (['default', 'fast'] as const)
+          .filter((p) => p === 'default' || f.retry.fast !== null)
+          .map((p) => [f, p] as const),
+      );
     for (const [f, profile] of rotate(runs, round)) {
       const r = await measure(`contention ${f.id} (${profile})`, async () =>
-        runContention(await ctx.subjects.get(f, profile), { ...config.contention, ttl, key: `${prefix}:hot:${f.id}:${profile}` }),
+        runContention(await ctx.subjects.get(f, profile), {
+          ...config.contention,
+          ttl,
+          key: `${prefix}:hot:${f.id}:${profile}`,
+        }),
       );
       if (!r) continue;
       push(results.contention[profile], f.id, r);
@@ -104,7 +122,8 @@ export async function runRound(ctx: RoundContext): Promise<void> {
           `Jain ${fmt(r.jain, 2)}, overlaps ${r.overlaps}, longest idle ${fmt(r.idleGapMax)} ms`,
       );
       if (r.overlaps > 0) note(`${tag} ${f.id} (${profile}): ${r.overlaps} overlapping holders`);
-      if (r.acquisitionsPerSec === 0) note(`${tag} ${f.id} (${profile}): no acquisition at all in the contention window`);
+      if (r.acquisitionsPerSec === 0)
+        note(`${tag} ${f.id} (${profile}): no acquisition at all in the contention window`);
     }
   }
 
@@ -113,13 +132,26 @@ export async function runRound(ctx: RoundContext): Promise<void> {
     const dc = config.decorator;
     results.decorator ??= { using: { latency: [], throughput: [] }, locked: { latency: [], throughput: [] } };
     for (const style of round % 2 ? (['using', 'locked'] as const) : (['locked', 'using'] as const)) {
-      const lat = await measure(`decorator ${style}`, () => runLatency(d[style], { samples: dc.samples, warmup: dc.warmup, keyPrefix: `${prefix}:dec-lat:${style}` }));
+      const lat = await measure(`decorator ${style}`, () =>
+        runLatency(d[style], { samples: dc.samples, warmup: dc.warmup, keyPrefix: `${prefix}:dec-lat:${style}` }),
+      );
       const tp = await measure(`decorator ${style}`, () =>
-        runThroughput(d[style], { concurrency: config.throughput.concurrency, warmupMs: dc.warmupMs, windowMs: dc.windowMs, keyPrefix: `${prefix}:dec-tp:${style}` }, ctx.cpu),
+        runThroughput(
+          d[style],
+          {
+            concurrency: config.throughput.concurrency,
+            warmupMs: dc.warmupMs,
+            windowMs: dc.windowMs,
+            keyPrefix: `${prefix}:dec-tp:${style}`,
+          },
+          ctx.cpu,
+        ),
       );
       if (lat) results.decorator[style].latency.push(lat);
       if (tp) results.decorator[style].throughput.push(tp);
-      console.log(`${tag} decorator  ${(style === 'locked' ? '@Locked' : 'using()').padEnd(18)} p50 ${fmt(lat?.p50 ?? NaN)} us, ${fmt(tp?.cyclesPerSec ?? NaN)} cycles/s`);
+      console.log(
+        `${tag} decorator  ${(style === 'locked' ? '@Locked' : 'using()').padEnd(18)} p50 ${fmt(lat?.p50 ?? NaN)} us, ${fmt(tp?.cyclesPerSec ?? NaN)} cycles/s`,
+      );
     }
   }
 }

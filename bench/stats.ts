@@ -10,7 +10,12 @@ export function percentile(sorted: readonly number[], q: number): number {
 /** p50 / p99 / max of raw samples. */
 export function quantiles(values: readonly number[]): { p50: number; p99: number; max: number; count: number } {
   const sorted = Array.from(Float64Array.from(values).sort());
-  return { p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99), max: sorted.length ? sorted[sorted.length - 1] : NaN, count: sorted.length };
+  return {
+    p50: percentile(sorted, 0.5),
+    p99: percentile(sorted, 0.99),
+    max: sorted.length ? sorted[sorted.length - 1] : NaN,
+    count: sorted.length,
+  };
 }
 
 /** Median and min–max of per-round values; NaNs (a round with no sample) are ignored. */
@@ -51,7 +56,10 @@ export function jain(xs: readonly number[]): number {
 }
 
 /** Least-squares line y = intercept + slope·x, with R². */
-export function linearFit(xs: readonly number[], ys: readonly number[]): { slope: number; intercept: number; r2: number } {
+export function linearFit(
+  xs: readonly number[],
+  ys: readonly number[],
+): { slope: number; intercept: number; r2: number } {
   const n = xs.length;
   const mx = xs.reduce((a, b) => a + b, 0) / n;
   const my = ys.reduce((a, b) => a + b, 0) / n;

@@ -23,7 +23,9 @@ export async function runSuite(config: BenchConfig, notes: string[], note: (text
   const started = Date.now();
   const startedAt = new Date().toISOString();
   const factories = FACTORIES.filter((f) => config.libs.includes(f.id));
-  const decoratorMasters = config.masters.includes(config.decorator.masters) ? config.decorator.masters : config.masters[config.masters.length - 1];
+  const decoratorMasters = config.masters.includes(config.decorator.masters)
+    ? config.decorator.masters
+    : config.masters[config.masters.length - 1];
   const machine = machineFacts();
 
   const masters = await startMasterSets(config.masters);
@@ -33,12 +35,19 @@ export async function runSuite(config: BenchConfig, notes: string[], note: (text
   const pinning = pin(config.pin, masters.serverPids(), config.cpu);
   console.log(`bench: ${config.rounds} round(s), masters ${config.masters.join('/')}, ${pinning}`);
 
-  const byMasters: MastersResults[] = config.masters.map((n) => ({ masters: n, latency: {}, throughput: {}, contention: { default: {}, fast: {} } }));
+  const byMasters: MastersResults[] = config.masters.map((n) => ({
+    masters: n,
+    latency: {},
+    throughput: {},
+    contention: { default: {}, fast: {} },
+  }));
   const subjects = new Map(config.masters.map((n) => [n, new Subjects(masters.sets.get(n)!.urls)]));
   let decorator: Promise<DecoratorSubjects> | undefined;
   try {
     if (factories.some((f) => f.id === OURS) || config.workloads.has('decorator')) {
-      console.log(`bench: waiting until the masters are older than the TTL (${fmt(config.ttl)} ms): the restart guard of nestjs-quorum-lock ignores younger masters`);
+      console.log(
+        `bench: waiting until the masters are older than the TTL (${fmt(config.ttl)} ms): the restart guard of nestjs-quorum-lock ignores younger masters`,
+      );
       await masters.olderThan(config.ttl + MASTER_AGE_MARGIN_MS);
     }
     for (let round = 0; round < config.rounds; round++) {
@@ -78,7 +87,12 @@ export async function runSuite(config: BenchConfig, notes: string[], note: (text
     config: { ...rest, workloads: [...workloads], out: relative(repoRoot, config.out) },
     startedAt,
     durationSec: (Date.now() - started) / 1000,
-    machine: { ...machine, loadavgAfter: loadavg().map((l) => l.toFixed(2)).join(' ') },
+    machine: {
+      ...machine,
+      loadavgAfter: loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' '),
+    },
     pinning,
     revision: libraryRevision(),
     subjects: subjectInfo,

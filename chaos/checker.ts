@@ -116,7 +116,14 @@ export interface PhaseCheck {
     lostOutcomes: number;
   };
   unavailability: { worstGapMs: number; client?: string; from?: number; band?: FaultBand };
-  liveness: { probes: number; failed: string[]; maxLatencyMs: number; bound: number; overBound: number; starved: number };
+  liveness: {
+    probes: number;
+    failed: string[];
+    maxLatencyMs: number;
+    bound: number;
+    overBound: number;
+    starved: number;
+  };
   keys: { afterClose: number; afterTtl: number; details: string[] };
   /** The independent oracle's own findings (history.ts). */
   oracle: {
@@ -168,7 +175,12 @@ export function amnesiaBetween(bands: readonly FaultBand[], from: number, to: nu
   return [...masters].sort();
 }
 
-function pauseCovering(pauses: readonly ClientPause[], client: string, from: number, to: number): ClientPause | undefined {
+function pauseCovering(
+  pauses: readonly ClientPause[],
+  client: string,
+  from: number,
+  to: number,
+): ClientPause | undefined {
   return pauses.find((p) => p.client === client && p.start <= to && p.end >= from);
 }
 
@@ -190,10 +202,22 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
   const history: HistoryAnalysis = analyseHistory(result.masterEvents ?? [], result.masterCount);
   const keyOf = (s: SectionRecord) => `lock:${s.resource}`;
   const delayAt = (client: string, t: number) =>
-    Math.max(0, ...bands.filter((b) => b.delayMs && (b.clients.length === 0 || b.clients.includes(client)) && b.start - 50 <= t && t <= (b.healedAt || b.end) + 50).map((b) => 2 * b.delayMs!));
+    Math.max(
+      0,
+      ...bands
+        .filter(
+          (b) =>
+            b.delayMs &&
+            (b.clients.length === 0 || b.clients.includes(client)) &&
+            b.start - 50 <= t &&
+            t <= (b.healedAt || b.end) + 50,
+        )
+        .map((b) => 2 * b.delayMs!),
+    );
   const stalls = result.stalls ?? [];
   /** The client's loop could run for at most `slack` ms within [from, to]: its measured stalls cover the rest. */
-  const stalledAcross = (client: string, from: number, to: number, slack: number) => unstalledMs(stalls, client, from, to) <= slack;
+  const stalledAcross = (client: string, from: number, to: number, slack: number) =>
+    unstalledMs(stalls, client, from, to) <= slack;
   const bounds = new Map<string, number>();
   let unconfirmed = 0;
   let noMajority = 0;
@@ -225,7 +249,8 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
       if ((r.cause === 'nemesis-del' || r.cause === 'evicted') && r.heldOnBefore <= quorum) {
         return `${a.id} held the key on exactly ${r.heldOnBefore} of ${result.masterCount} masters (a bare quorum) and m${r.m + 1} lost it (${r.cause === 'evicted' ? 'evicted' : 'deleted: clock-jump stand-in'})`;
       }
-      if (r.cause === 'wiped' && !result.spec.guard) return `restart guard off: m${r.m + 1}, which held ${a.id}'s key, restarted empty`;
+      if (r.cause === 'wiped' && !result.spec.guard)
+        return `restart guard off: m${r.m + 1}, which held ${a.id}'s key, restarted empty`;
     }
     return undefined;
   };
@@ -258,7 +283,8 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
   }
 
   // Work past the window: a grant already expired, or a signal check passed after the bound.
-  const stoppedAcross = (client: string, from: number, to: number) => result.pauses.find((p) => p.client === client && p.start <= to && p.end >= from);
+  const stoppedAcross = (client: string, from: number, to: number) =>
+    result.pauses.find((p) => p.client === client && p.start <= to && p.end >= from);
   let grantedAfterWindow = 0;
   const checkAfterWindow = { explained: 0, unexplained: 0 };
   for (const s of sections) {
@@ -275,22 +301,31 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
   const sectionValues = new Set(sections.map((s) => s.value));
   // Keys of the workload's resources only (shared-lock helpers such as `…:writer-waiting` share the prefix).
   const isLockKey = (key: string) => /^lock:[^:]+:(hot|cold):\d+$/.test(key);
-  const nearFault = (t: number) => bands.some((b) => b.start - 200 <= t && t <= (b.healedAt || b.end || Infinity) + 2 * ttl) || result.pauses.some((p) => p.start - 200 <= t && t <= p.end + 2 * ttl);
   // A key a failed attempt left to expire is excused only by its cause, judged when the release was
   // due, not when the key was set: the master was cut off, paused or partitioned when the value was
   // deleted on the others, or the attempt's client (each client whose acquire on that resource spanned
   // the key's SET) had its event loop measured stalled for all but one command timeout of the key's life.
   const releasedAt = new Map<string, number>();
   for (const e of result.masterEvents ?? []) {
-    if (e.kind === 'cmd' && e.lua && e.sv !== undefined && e.args[0].toLowerCase() === 'del') releasedAt.set(e.sv, Math.min(releasedAt.get(e.sv) ?? Infinity, e.t));
+    if (e.kind === 'cmd' && e.lua && e.sv !== undefined && e.args[0].toLowerCase() === 'del')
+      releasedAt.set(e.sv, Math.min(releasedAt.get(e.sv) ?? Infinity, e.t));
   }
   /** A fault on the path from one of `owners` to master `m` during [from, to]: the master itself, or that client's links. */
   const faultOnPath = (m: number, owners: string[], from: number, to: number) =>
-    bands.some((b) => b.start - 50 <= to && from <= (b.healedAt || b.end || Infinity) + 50 && (b.clients.length === 0 ? b.masters.includes(m) : owners.some((c) => b.clients.includes(c))));
+    bands.some(
+      (b) =>
+        b.start - 50 <= to &&
+        from <= (b.healedAt || b.end || Infinity) + 50 &&
+        (b.clients.length === 0 ? b.masters.includes(m) : owners.some((c) => b.clients.includes(c))),
+    );
   const ownersOf = (key: string, t: number): string[] => [
     ...new Set([
-      ...result.failures.filter((f) => `lock:${f.resource}` === key && f.requestedAt - 5 <= t && t <= f.failedAt + 5).map((f) => f.client),
-      ...sections.filter((x) => `lock:${x.resource}` === key && x.requestedAt - 5 <= t && t <= x.start + 5).map((x) => x.client),
+      ...result.failures
+        .filter((f) => `lock:${f.resource}` === key && f.requestedAt - 5 <= t && t <= f.failedAt + 5)
+        .map((f) => f.client),
+      ...sections
+        .filter((x) => `lock:${x.resource}` === key && x.requestedAt - 5 <= t && t <= x.start + 5)
+        .map((x) => x.client),
     ]),
   ];
   let orphanKeys = 0;
@@ -302,8 +337,11 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
       if (h.end !== 'expired' || !isLockKey(h.key) || h.from >= result.runTo) continue;
       const rel = releasedAt.get(value);
       const owners = ownersOf(h.key, h.from);
-      const ownerStalled = owners.length > 0 && owners.every((c) => stalledAcross(c, h.from, h.to, result.commandTimeout));
-      const pausedOwner = owners.length > 0 && owners.every((c) => result.pauses.some((p) => p.client === c && p.start <= h.to && p.end >= h.from));
+      const ownerStalled =
+        owners.length > 0 && owners.every((c) => stalledAcross(c, h.from, h.to, result.commandTimeout));
+      const pausedOwner =
+        owners.length > 0 &&
+        owners.every((c) => result.pauses.some((p) => p.client === c && p.start <= h.to && p.end >= h.from));
       if (faultOnPath(h.m, owners, rel ?? h.from, rel ?? h.to) || ownerStalled || pausedOwner) {
         orphansExcused++;
         continue;
@@ -333,7 +371,9 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
   // Every section each client ran was recorded.
   const recordedBy = new Map<string, number>();
   for (const s of sections) recordedBy.set(s.client, (recordedBy.get(s.client) ?? 0) + 1);
-  const mismatched = Object.entries(result.clientCycles ?? {}).filter(([c, n]) => (recordedBy.get(c) ?? 0) !== n).map(([c, n]) => `${c}: reported ${n}, recorded ${recordedBy.get(c) ?? 0}`);
+  const mismatched = Object.entries(result.clientCycles ?? {})
+    .filter(([c, n]) => (recordedBy.get(c) ?? 0) !== n)
+    .map(([c, n]) => `${c}: reported ${n}, recorded ${recordedBy.get(c) ?? 0}`);
   const removalsByCause = new Map<string, { cause: string; count: number; bareQuorum: number }>();
   for (const r of history.removals) {
     const e = removalsByCause.get(r.cause) ?? { cause: r.cause, count: 0, bareQuorum: 0 };
@@ -423,7 +463,7 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
   let tightest: number | undefined;
   for (const s of sections) {
     const aborted = s.abortedAt !== undefined;
-    const deadline = aborted ? s.deadlineAtAbort ?? s.deadline : s.deadline;
+    const deadline = aborted ? (s.deadlineAtAbort ?? s.deadline) : s.deadline;
     const ranPast = !aborted && s.end > s.deadline + 0.5;
     if (!aborted && !ranPast) continue;
     cases++;
@@ -441,10 +481,18 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
       ? `the client process was stopped (SIGSTOP${pause.targeted ? ' between its check and its write' : ''}) from ${(pause.start - result.startedAt).toFixed(0)} to ${(pause.end - result.startedAt).toFixed(0)} ms into the phase, across the deadline: no timer can run in a stopped process`
       : free <= 5
         ? `stalled: that client's event loop was measured stalled for all but ${free.toFixed(1)} ms of the ${(until - deadline).toFixed(1)} ms between the deadline and the delivery (no timer can fire in a stalled loop)`
-      : aborted
-        ? `unexplained: the signal aborted ${(s.abortedAt! - deadline).toFixed(1)} ms after the deadline (timer late: event loop or CPU starvation?)`
-        : 'unexplained: the section ran past the deadline and the signal never aborted';
-    late.push({ id: s.id, client: s.client, resource: s.resource, deadline, abortedAt: s.abortedAt, lateMs: until - deadline, why });
+        : aborted
+          ? `unexplained: the signal aborted ${(s.abortedAt! - deadline).toFixed(1)} ms after the deadline (timer late: event loop or CPU starvation?)`
+          : 'unexplained: the section ran past the deadline and the signal never aborted';
+    late.push({
+      id: s.id,
+      client: s.client,
+      resource: s.resource,
+      deadline,
+      abortedAt: s.abortedAt,
+      lateMs: until - deadline,
+      why,
+    });
   }
 
   // Unavailability: the longest time any client went without a grant.
@@ -452,10 +500,20 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
   const starts = new Map<string, number[]>();
   for (const s of sections) starts.set(s.client, [...(starts.get(s.client) ?? []), s.start]);
   for (const [client, list] of starts) {
-    const times = [result.runFrom, ...list.filter((t) => t >= result.runFrom && t <= result.runTo).sort((a, b) => a - b), result.runTo];
+    const times = [
+      result.runFrom,
+      ...list.filter((t) => t >= result.runFrom && t <= result.runTo).sort((a, b) => a - b),
+      result.runTo,
+    ];
     for (let i = 1; i < times.length; i++) {
       const gap = times[i] - times[i - 1];
-      if (gap > unavailability.worstGapMs) Object.assign(unavailability, { worstGapMs: gap, client, from: times[i - 1], band: bandAt(bands, times[i - 1] + gap / 2) });
+      if (gap > unavailability.worstGapMs)
+        Object.assign(unavailability, {
+          worstGapMs: gap,
+          client,
+          from: times[i - 1],
+          band: bandAt(bands, times[i - 1] + gap / 2),
+        });
     }
   }
 
@@ -470,7 +528,8 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
   let starvedProbes = 0;
   for (const p of result.probes) {
     if (p.grantedAt === undefined) {
-      if (p.endedAt !== undefined && longestUnstalledMs(stalls, p.client, p.startedAt, p.endedAt) < attemptSpan) starvedProbes++;
+      if (p.endedAt !== undefined && longestUnstalledMs(stalls, p.client, p.startedAt, p.endedAt) < attemptSpan)
+        starvedProbes++;
       else failed.push(`${p.client} round ${p.round}: ${p.error}`);
       continue;
     }
@@ -502,26 +561,78 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
     if (count > 0) problems.push({ check, count, detail });
   };
   const v0 = unexpectedViolations[0];
-  fail('mutual exclusion', unexpectedViolations.length, v0 ? `e.g. ${v0.resource}: ${v0.first.id} and ${v0.second.id} overlapped ${v0.overlapMs.toFixed(1)} ms, no documented cause` : '');
-  fail('grant without a majority', noMajority, 'a section ran under a lock value that fewer than a quorum of masters ever held');
+  fail(
+    'mutual exclusion',
+    unexpectedViolations.length,
+    v0
+      ? `e.g. ${v0.resource}: ${v0.first.id} and ${v0.second.id} overlapped ${v0.overlapMs.toFixed(1)} ms, no documented cause`
+      : '',
+  );
+  fail(
+    'grant without a majority',
+    noMajority,
+    'a section ran under a lock value that fewer than a quorum of masters ever held',
+  );
   fail('grant never seen by a master', unconfirmed, 'a section ran under a lock value no master was seen to hold');
-  fail('granted after its window', grantedAfterWindow, 'the library handed out a lock whose independently bounded validity had already ended');
-  fail('work past the window', checkAfterWindow.unexplained, 'a client that was not paused passed its signal check after its window');
-  fail('extension not confirmed by the masters', unconfirmedExtensions, 'extend() resolved but no quorum of masters renewed the value');
+  fail(
+    'granted after its window',
+    grantedAfterWindow,
+    'the library handed out a lock whose independently bounded validity had already ended',
+  );
+  fail(
+    'work past the window',
+    checkAfterWindow.unexplained,
+    'a client that was not paused passed its signal check after its window',
+  );
+  fail(
+    'extension not confirmed by the masters',
+    unconfirmedExtensions,
+    'extend() resolved but no quorum of masters renewed the value',
+  );
   const foreignWrites = history.foreignWrites.filter((w) => isLockKey(w.key));
-  fail('release or extend of another holder\'s key', foreignWrites.length, 'a script deleted or renewed a key that held another value');
-  fail('failed attempt left its keys', orphanKeys, `keys of a failed attempt expired on a master instead of being deleted, with no cause shown (${orphanExample})`);
-  fail('lock lost with renewal silent', silentLosses, `a lock was lost with no fault, no pause of its holder, and no extend() attempted for half a TTL before (${unexplainedLosses} losses without a fault in all)`);
+  fail(
+    "release or extend of another holder's key",
+    foreignWrites.length,
+    'a script deleted or renewed a key that held another value',
+  );
+  fail(
+    'failed attempt left its keys',
+    orphanKeys,
+    `keys of a failed attempt expired on a master instead of being deleted, with no cause shown (${orphanExample})`,
+  );
+  fail(
+    'lock lost with renewal silent',
+    silentLosses,
+    `a lock was lost with no fault, no pause of its holder, and no extend() attempted for half a TTL before (${unexplainedLosses} losses without a fault in all)`,
+  );
   fail('late lock-loss delivery', lateUnexplained.length, lateUnexplained[0]?.why ?? '');
-  fail('signal read as not aborted after the deadline', heldReads.length, heldReads[0] ? `e.g. ${heldReads[0].id}: read false ${heldReads[0].heldReadAfterDeadlineMs!.toFixed(1)} ms after its deadline` : '');
-  fail('stale fenced write accepted', unexpectedStale.length, 'the fenced register accepted a write after a later holder\'s, no counter lost');
-  fail('fencing-token inversion', unexpectedInv.length, 'a later holder got a token not above the earlier one, no counter lost');
+  fail(
+    'signal read as not aborted after the deadline',
+    heldReads.length,
+    heldReads[0]
+      ? `e.g. ${heldReads[0].id}: read false ${heldReads[0].heldReadAfterDeadlineMs!.toFixed(1)} ms after its deadline`
+      : '',
+  );
+  fail(
+    'stale fenced write accepted',
+    unexpectedStale.length,
+    "the fenced register accepted a write after a later holder's, no counter lost",
+  );
+  fail(
+    'fencing-token inversion',
+    unexpectedInv.length,
+    'a later holder got a token not above the earlier one, no counter lost',
+  );
   fail('fencing tokens missing', tokensMissing, 'a fenced section had no token');
   fail('liveness probe failed', failed.length, failed[0] ?? '');
   fail('liveness probe over its bound', overBound, `bound ${result.bound} ms after healing`);
   fail('records lost', mismatched.length, mismatched.join('; '));
   fail('unknown register entries', unknownLogEntries, 'the register logged a section no client recorded');
-  fail('lock keys left after release', afterTtl.length, afterTtl.length ? details.find((d) => d.startsWith('after-ttl')) ?? '' : '');
+  fail(
+    'lock keys left after release',
+    afterTtl.length,
+    afterTtl.length ? (details.find((d) => d.startsWith('after-ttl')) ?? '') : '',
+  );
   fail('unexpected acquisition errors', otherFailures.length, otherFailures[0]?.message ?? '');
   return {
     phase: result.phase,
@@ -557,9 +668,24 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
       staleAcceptedUnfenced,
       unknownLogEntries,
     },
-    delivery: { cases, heldReads: heldReads.length, stalled: late.filter((l) => l.why.startsWith('stalled')).length, onTime, late, tightestMarginMs: tightest, lostOutcomes: sections.filter((s) => s.outcome === 'lost').length },
+    delivery: {
+      cases,
+      heldReads: heldReads.length,
+      stalled: late.filter((l) => l.why.startsWith('stalled')).length,
+      onTime,
+      late,
+      tightestMarginMs: tightest,
+      lostOutcomes: sections.filter((s) => s.outcome === 'lost').length,
+    },
     unavailability,
-    liveness: { probes: result.probes.length, failed, maxLatencyMs, bound: result.bound, overBound, starved: starvedProbes },
+    liveness: {
+      probes: result.probes.length,
+      failed,
+      maxLatencyMs,
+      bound: result.bound,
+      overBound,
+      starved: starvedProbes,
+    },
     keys: { afterClose: afterClose.length, afterTtl: afterTtl.length, details },
     oracle: {
       unconfirmed,
@@ -572,7 +698,11 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
       orphansExcused,
       unexplainedLosses,
       silentLosses,
-      records: { reported: Object.values(result.clientCycles ?? {}).reduce((a, b) => a + b, 0), recorded: sections.length, mismatched },
+      records: {
+        reported: Object.values(result.clientCycles ?? {}).reduce((a, b) => a + b, 0),
+        recorded: sections.length,
+        mismatched,
+      },
       removals: [...removalsByCause.values()],
       events: (result.masterEvents ?? []).length,
     },

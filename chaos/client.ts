@@ -33,7 +33,8 @@ export type FromClient =
 // The library: the built package, or a planted-bug copy of it (`npm run chaos -- --mutants`).
 const lib = (await import(process.env.CHAOS_LIB || 'nestjs-quorum-lock')) as typeof LibModule;
 
-const send = (message: FromClient) => new Promise<void>((resolve) => process.send!(message, undefined, {}, () => resolve()));
+const send = (message: FromClient) =>
+  new Promise<void>((resolve) => process.send!(message, undefined, {}, () => resolve()));
 
 let sections: SectionRecord[] = [];
 let failures: FailureRecord[] = [];
@@ -54,7 +55,9 @@ async function flush(): Promise<void> {
 const flusher = setInterval(() => void flush(), 200);
 
 process.on('message', (message: ToClient) => {
-  void handle(message).catch((error: unknown) => send({ type: 'fatal', message: error instanceof Error ? error.stack ?? error.message : String(error) }));
+  void handle(message).catch((error: unknown) =>
+    send({ type: 'fatal', message: error instanceof Error ? (error.stack ?? error.message) : String(error) }),
+  );
 });
 process.on('disconnect', () => process.exit(0)); // the harness is gone: do not linger
 

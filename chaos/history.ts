@@ -23,7 +23,12 @@ export function parseMonitorLine(line: string): { time: string; source: string; 
   const args: string[] = [];
   const re = /"((?:[^"\\]|\\.)*)"/g;
   let a: RegExpExecArray | null;
-  while ((a = re.exec(m[3]))) args.push(a[1].replace(/\\x([0-9a-f]{2})|\\(.)/g, (_, hex: string | undefined, c: string) => (hex ? String.fromCharCode(parseInt(hex, 16)) : c === 'n' ? '\n' : c === 'r' ? '\r' : c === 't' ? '\t' : c)));
+  while ((a = re.exec(m[3])))
+    args.push(
+      a[1].replace(/\\x([0-9a-f]{2})|\\(.)/g, (_, hex: string | undefined, c: string) =>
+        hex ? String.fromCharCode(parseInt(hex, 16)) : c === 'n' ? '\n' : c === 'r' ? '\r' : c === 't' ? '\t' : c,
+      ),
+    );
   return { time: m[1], source: m[2], args };
 }
 
@@ -99,7 +104,13 @@ export class MasterHistory {
     });
     socket.write('MONITOR\r\n');
     await Promise.race([ready, new Promise((r) => setTimeout(r, 1_000))]);
-    const opts = { lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null, connectTimeout: 1_000 } as const;
+    const opts = {
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      enableOfflineQueue: false,
+      retryStrategy: () => null,
+      connectTimeout: 1_000,
+    } as const;
     const sub = new Redis(this.urls[m], opts);
     sub.on('error', () => undefined);
     const admin = new Redis(this.urls[m], opts);
@@ -129,7 +140,14 @@ export class MasterHistory {
     }
     if (name !== 'set' && name !== 'pexpire' && name !== 'del') return;
     if (!args.slice(1).some((a) => a.startsWith(this.prefix))) return;
-    this.events.push({ t: Number(time) * 1_000 - this.wallOffset, m, kind: 'cmd', args, lua, sv: lua ? this.scriptValue[m] : undefined });
+    this.events.push({
+      t: Number(time) * 1_000 - this.wallOffset,
+      m,
+      kind: 'cmd',
+      args,
+      lua,
+      sv: lua ? this.scriptValue[m] : undefined,
+    });
   }
 
   /** The harness is about to wipe master `m` (kill -9, no persistence): every key there is gone from now. */
@@ -139,7 +157,14 @@ export class MasterHistory {
 
   /** Master `m` restarted from its AOF holding `key` = `value` for `pttl` more ms (read by the harness at `at`). */
   reloaded(m: number, key: string, value: string, pttl: number, at: number): void {
-    this.events.push({ t: at, m, kind: 'cmd', args: ['set', key, value, 'PX', String(pttl)], lua: false, reload: true });
+    this.events.push({
+      t: at,
+      m,
+      kind: 'cmd',
+      args: ['set', key, value, 'PX', String(pttl)],
+      lua: false,
+      reload: true,
+    });
   }
 
   stop(): void {
@@ -227,7 +252,9 @@ export function analyseHistory(events: readonly MasterEvent[], masterCount: numb
   // ran a write (often the very SET that then found the key free). A write that finds the key still
   // held in the model applies a pending eviction of that key on that master first.
   const pendingEvictions = new Map<string, MasterEvent[]>();
-  for (const e of sorted) if (e.kind === 'evicted') pendingEvictions.set(`${e.m} ${e.key}`, [...(pendingEvictions.get(`${e.m} ${e.key}`) ?? []), e]);
+  for (const e of sorted)
+    if (e.kind === 'evicted')
+      pendingEvictions.set(`${e.m} ${e.key}`, [...(pendingEvictions.get(`${e.m} ${e.key}`) ?? []), e]);
   const consumed = new Set<MasterEvent>();
   const evictEarly = (m: number, key: string, t: number) => {
     const next = pendingEvictions.get(`${m} ${key}`)?.find((x) => !consumed.has(x) && x.t >= t && x.t <= t + 250);
@@ -296,7 +323,8 @@ export function analyseHistory(events: readonly MasterEvent[], masterCount: numb
       const [key, ms] = rest;
       const cur = live(e.m, key, e.t);
       if (!cur) continue;
-      if (e.sv !== undefined && cur.h.value !== e.sv) foreignWrites.push({ t: e.t, m: e.m, key, value: cur.h.value, scriptValue: e.sv, op: 'pexpire' });
+      if (e.sv !== undefined && cur.h.value !== e.sv)
+        foreignWrites.push({ t: e.t, m: e.m, key, value: cur.h.value, scriptValue: e.sv, op: 'pexpire' });
       cur.expiresAt = e.t + Number(ms);
       cur.h.renewals.push(e.t);
     } else if (op === 'del') {
@@ -311,10 +339,18 @@ export function analyseHistory(events: readonly MasterEvent[], masterCount: numb
       }
     }
   }
-  for (const m of state) for (const [, cur] of m) if (cur.expiresAt < Infinity) ((cur.h.to = cur.expiresAt), (cur.h.end = 'expired'));
+  for (const m of state)
+    for (const [, cur] of m) {
+      if (cur.expiresAt < Infinity) {
+        cur.h.to = cur.expiresAt;
+        cur.h.end = 'expired';
+      }
+    }
 
   for (const { r } of pendingRemovals) {
-    const holders = new Set((byValue.get(r.value) ?? []).filter((h) => h.key === r.key && h.from <= r.t && h.to >= r.t).map((h) => h.m));
+    const holders = new Set(
+      (byValue.get(r.value) ?? []).filter((h) => h.key === r.key && h.from <= r.t && h.to >= r.t).map((h) => h.m),
+    );
     holders.add(r.m);
     removals.push({ ...r, heldOnBefore: holders.size });
   }
@@ -323,7 +359,9 @@ export function analyseHistory(events: readonly MasterEvent[], masterCount: numb
 
 /** Distinct masters on which `value` held `key` at some time within [from, to]. */
 export function mastersHolding(a: HistoryAnalysis, key: string, value: string, from: number, to: number): Set<number> {
-  return new Set((a.byValue.get(value) ?? []).filter((h) => h.key === key && h.from <= to && h.to >= from).map((h) => h.m));
+  return new Set(
+    (a.byValue.get(value) ?? []).filter((h) => h.key === key && h.from <= to && h.to >= from).map((h) => h.m),
+  );
 }
 
 /** Distinct masters that renewed `value` on `key` within [from, to]. */

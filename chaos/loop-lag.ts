@@ -15,7 +15,12 @@ export interface LoopStall {
 }
 
 /** Starts the monitor; returns its stop function. */
-export function monitorLoopLag(client: string, report: (stall: LoopStall) => void, intervalMs = 2, thresholdMs = 8): () => void {
+export function monitorLoopLag(
+  client: string,
+  report: (stall: LoopStall) => void,
+  intervalMs = 2,
+  thresholdMs = 8,
+): () => void {
   let last = sharedNow();
   const timer = setInterval(() => {
     const now = sharedNow();
@@ -46,7 +51,9 @@ export function unstalledMs(stalls: readonly LoopStall[], client: string, from: 
 
 /** The longest stretch within [from, to] that no stall of `client` touches (its loop could run throughout). */
 export function longestUnstalledMs(stalls: readonly LoopStall[], client: string, from: number, to: number): number {
-  const parts = stalls.filter((s) => s.client === client && s.end > from && s.start < to).sort((a, b) => a.start - b.start);
+  const parts = stalls
+    .filter((s) => s.client === client && s.end > from && s.start < to)
+    .sort((a, b) => a.start - b.start);
   let longest = 0;
   let reach = from;
   for (const s of parts) {

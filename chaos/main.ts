@@ -58,7 +58,15 @@ interface Args {
 }
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { quick: false, seconds: 0, clients: 4, phases: undefined, out: '', mutants: false, mutant: undefined };
+  const args: Args = {
+    quick: false,
+    seconds: 0,
+    clients: 4,
+    phases: undefined,
+    out: '',
+    mutants: false,
+    mutant: undefined,
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const value = () => {
@@ -69,7 +77,10 @@ function parseArgs(argv: string[]): Args {
     if (a === '--quick') args.quick = true;
     else if (a === '--seconds') args.seconds = Number(value());
     else if (a === '--clients') args.clients = Number(value());
-    else if (a === '--phases') args.phases = value().split(',').map((s) => s.trim()) as FaultKind[];
+    else if (a === '--phases')
+      args.phases = value()
+        .split(',')
+        .map((s) => s.trim()) as FaultKind[];
     else if (a === '--out') args.out = value();
     else if (a === '--mutants') args.mutants = true;
     else if (a === '--mutant') args.mutant = value();
@@ -125,7 +136,9 @@ function phaseList(args: Args): PhaseSpec[] {
   ];
   const name = (f: FaultKind, clients?: number) => (clients ? 'many-clients' : f);
   const chosen = args.phases ? all.filter(([f, , c]) => args.phases!.includes(name(f, c) as FaultKind)) : all;
-  const unknown = (args.phases ?? []).filter((p) => (p as string) !== 'leadership' && !all.some(([f, , c]) => name(f, c) === p));
+  const unknown = (args.phases ?? []).filter(
+    (p) => (p as string) !== 'leadership' && !all.some(([f, , c]) => name(f, c) === p),
+  );
   if (unknown.length) throw new Error(`unknown fault type(s): ${unknown.join(', ')}\n${USAGE}`);
   return chosen.map(([fault, guard, clients], i) => ({
     id: `p${String(i + 1).padStart(2, '0')}`,
@@ -144,22 +157,32 @@ function phaseList(args: Args): PhaseSpec[] {
 /** One short phase per planted bug, each with its own compiled copy of the library. */
 function mutantPhases(args: Args): PhaseSpec[] {
   const chosen = MUTANTS.filter((m) => !args.mutant || m.name === args.mutant);
-  if (chosen.length === 0) throw new Error(`unknown mutant ${args.mutant}; known: ${MUTANTS.map((m) => m.name).join(', ')}`);
+  if (chosen.length === 0)
+    throw new Error(`unknown mutant ${args.mutant}; known: ${MUTANTS.map((m) => m.name).join(', ')}`);
   const src = join(ROOT, 'dist-chaos', 'mutants-src');
   const out = join(ROOT, 'dist-chaos', 'mutants');
   for (const m of chosen) writeMutant(m, join(ROOT, 'lib'), join(src, m.name)); // throws if a patch no longer applies
   writeFileSync(
     join(src, 'tsconfig.json'),
-    JSON.stringify({ extends: join(ROOT, 'tsconfig.build.json'), compilerOptions: { rootDir: '.', outDir: out, declaration: false, sourceMap: false }, include: ['.'] }),
+    JSON.stringify({
+      extends: join(ROOT, 'tsconfig.build.json'),
+      compilerOptions: { rootDir: '.', outDir: out, declaration: false, sourceMap: false },
+      include: ['.'],
+    }),
   );
   console.log(`chaos: compiling ${chosen.length} mutant copies of lib/`);
   // A planted bug may not type-check (that is not the point): emit anyway, then insist on the output.
   try {
-    execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(src, 'tsconfig.json')], { stdio: 'pipe' });
+    execFileSync(
+      process.execPath,
+      [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(src, 'tsconfig.json')],
+      { stdio: 'pipe' },
+    );
   } catch {
     // type errors only: checked below
   }
-  for (const m of chosen) if (!existsSync(join(out, m.name, 'index.js'))) throw new Error(`mutant ${m.name} did not compile`);
+  for (const m of chosen)
+    if (!existsSync(join(out, m.name, 'index.js'))) throw new Error(`mutant ${m.name} did not compile`);
   return chosen.map((m, i) => ({
     id: `m${String(i + 1).padStart(2, '0')}`,
     fault: m.phase.fault,
@@ -188,7 +211,10 @@ function clockCheck(pongs: PingPong[], offsetDrifts: number[]): ClockCheck {
     maxRoundTripMs = Math.max(maxRoundTripMs, p.after - p.before);
     if (!(p.before <= p.child.shared && p.child.shared <= p.after)) sharedOutOfOrder++;
     if (!(p.parentOriginBefore <= p.child.origin && p.child.origin <= p.parentOriginAfter)) originOutOfOrder++;
-    originMaxSkewMs = Math.max(originMaxSkewMs, Math.abs(p.child.origin - (p.parentOriginBefore + p.parentOriginAfter) / 2));
+    originMaxSkewMs = Math.max(
+      originMaxSkewMs,
+      Math.abs(p.child.origin - (p.parentOriginBefore + p.parentOriginAfter) / 2),
+    );
     const first = firstOffset.get(p.client);
     if (first === undefined) firstOffset.set(p.client, p.child.perfOffset);
     else perfOffsetDriftMs = Math.max(perfOffsetDriftMs, Math.abs(p.child.perfOffset - first));
@@ -196,7 +222,16 @@ function clockCheck(pongs: PingPong[], offsetDrifts: number[]): ClockCheck {
   }
   roundTrips.sort((a, b) => a - b);
   const medianRoundTripMs = roundTrips[Math.floor(roundTrips.length / 2)] ?? 0;
-  return { pings: pongs.length, processes: processes.size, sharedOutOfOrder, maxRoundTripMs, medianRoundTripMs, originOutOfOrder, originMaxSkewMs, perfOffsetDriftMs };
+  return {
+    pings: pongs.length,
+    processes: processes.size,
+    sharedOutOfOrder,
+    maxRoundTripMs,
+    medianRoundTripMs,
+    originOutOfOrder,
+    originMaxSkewMs,
+    perfOffsetDriftMs,
+  };
 }
 
 /**
@@ -204,7 +239,9 @@ function clockCheck(pongs: PingPong[], offsetDrifts: number[]): ClockCheck {
  * each restarted master's votes out: from the moment the restart began (the server cannot have
  * started earlier) until `distrustedFor` falls back to 0.
  */
-function observeGuard(probe: Redlock): (masters: readonly number[], since: number) => Promise<{ master: number; ms: number | null }[]> {
+function observeGuard(
+  probe: Redlock,
+): (masters: readonly number[], since: number) => Promise<{ master: number; ms: number | null }[]> {
   return async (masters, from) => {
     const seen = new Set<number>();
     const trusted = new Map<number, number>();
@@ -234,7 +271,9 @@ async function main(): Promise<number> {
   const startedAt = new Date();
   const t0 = sharedNow();
   const specs = args.mutants ? mutantPhases(args) : phaseList(args);
-  console.log(`chaos: ${specs.length} phases × ${args.seconds} s of faults, ${args.clients} client processes each; report → ${args.out}`);
+  console.log(
+    `chaos: ${specs.length} phases × ${args.seconds} s of faults, ${args.clients} client processes each; report → ${args.out}`,
+  );
 
   let masters: RedisMasters | undefined;
   let registerServer: RedisMasters | undefined;
@@ -264,7 +303,10 @@ async function main(): Promise<number> {
   const pongs: PingPong[] = [];
   const offsetDrifts: number[] = [];
   try {
-    [masters, registerServer] = await Promise.all([startRedisMasters(5, { args: chaosMasterArgs }), startRedisMasters(1)]);
+    [masters, registerServer] = await Promise.all([
+      startRedisMasters(5, { args: chaosMasterArgs }),
+      startRedisMasters(1),
+    ]);
     farm = ProxyFarm.create(masters.masters.map((m) => m.port));
     inspector = new Inspector(masters.urls);
     await inspector.connect();
@@ -279,7 +321,9 @@ async function main(): Promise<number> {
 
     for (const spec of specs) {
       const phaseStart = sharedNow();
-      console.log(`${spec.id} ${spec.mutant ? `mutant ${spec.mutant}: ` : ''}${spec.title}${spec.fault.startsWith('kill') ? ` (restart guard ${spec.guard ? 'on' : 'off'})` : ''}`);
+      console.log(
+        `${spec.id} ${spec.mutant ? `mutant ${spec.mutant}: ` : ''}${spec.title}${spec.fault.startsWith('kill') ? ` (restart guard ${spec.guard ? 'on' : 'off'})` : ''}`,
+      );
       live = Array.from({ length: spec.clients ?? args.clients }, (_, i) => new ProcessClient(`c${i + 1}`, spec.lib));
       await Promise.all(live.map((c) => c.spawn()));
       for (const c of live) await c.ping(-1); // warm-up: the child may still be loading
@@ -310,9 +354,17 @@ async function main(): Promise<number> {
     if (!args.mutants && (!args.phases || args.phases.includes('leadership' as FaultKind))) {
       console.log('leadership: 3 client processes campaign; the leader resigns, is killed, paused, with a hung master');
       await cluster.healAll();
-      leadership = await runLeadershipPhase({ seconds: args.seconds, clients: 3, masters: masters.masters, registerUrl: registerServer.urls[0], log: (line) => console.log(line) });
+      leadership = await runLeadershipPhase({
+        seconds: args.seconds,
+        clients: 3,
+        masters: masters.masters,
+        registerUrl: registerServer.urls[0],
+        log: (line) => console.log(line),
+      });
       const times = leadership.takeovers.map((t) => `${t.event} ${t.ms.toFixed(0)} ms`).join(', ');
-      console.log(`  ${leadership.terms} terms, overlaps ${leadership.overlaps}, token inversions ${leadership.tokenInversions}, missed takeovers ${leadership.missedTakeovers}; takeovers: ${times}`);
+      console.log(
+        `  ${leadership.terms} terms, overlaps ${leadership.overlaps}, token inversions ${leadership.tokenInversions}, missed takeovers ${leadership.missedTakeovers}; takeovers: ${times}`,
+      );
     }
   } finally {
     for (const c of live) c.kill();
@@ -334,11 +386,26 @@ async function main(): Promise<number> {
       cycles: check.cycles,
       caughtBy: check.problems,
     }));
-    writeFileSync(join(args.out, 'mutants-report.md'), renderMutants(verdicts, { durationMs, seconds: args.seconds, command: `npm run chaos -- ${process.argv.slice(2).join(' ')}`, startedAt }));
+    writeFileSync(
+      join(args.out, 'mutants-report.md'),
+      renderMutants(verdicts, {
+        durationMs,
+        seconds: args.seconds,
+        command: `npm run chaos -- ${process.argv.slice(2).join(' ')}`,
+        startedAt,
+      }),
+    );
     const missed = verdicts.filter((v) => v.caughtBy.length === 0);
-    console.log(`\nchaos --mutants: ${verdicts.length - missed.length} of ${verdicts.length} caught in ${(durationMs / 1000).toFixed(0)} s; report: ${join(args.out, 'mutants-report.md')}`);
-    for (const v of verdicts) console.log(`  ${v.caughtBy.length ? 'caught' : 'MISSED'} ${v.mutant.name}${v.caughtBy.length ? `: ${v.caughtBy.map((p) => `${p.check} (${p.count})`).join(', ')}` : ''}`);
-    return missed.length || verdicts.length < MUTANTS.filter((m) => !args.mutant || m.name === args.mutant).length ? 1 : 0;
+    console.log(
+      `\nchaos --mutants: ${verdicts.length - missed.length} of ${verdicts.length} caught in ${(durationMs / 1000).toFixed(0)} s; report: ${join(args.out, 'mutants-report.md')}`,
+    );
+    for (const v of verdicts)
+      console.log(
+        `  ${v.caughtBy.length ? 'caught' : 'MISSED'} ${v.mutant.name}${v.caughtBy.length ? `: ${v.caughtBy.map((p) => `${p.check} (${p.count})`).join(', ')}` : ''}`,
+      );
+    return missed.length || verdicts.length < MUTANTS.filter((m) => !args.mutant || m.name === args.mutant).length
+      ? 1
+      : 0;
   }
   mkdirSync(args.out, { recursive: true });
   const svgName = 'chaos-timeline.svg';
@@ -354,13 +421,17 @@ async function main(): Promise<number> {
     cpus: cpus().length,
     command: `npm run chaos${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,
   };
-  const locking = rows.length ? renderReport(rows, clock, info, svgName) : `# Chaos report\n\n\`${info.command}\`, ${startedAt.toISOString()}\n`;
+  const locking = rows.length
+    ? renderReport(rows, clock, info, svgName)
+    : `# Chaos report\n\n\`${info.command}\`, ${startedAt.toISOString()}\n`;
   writeFileSync(join(args.out, 'chaos-report.md'), locking + (leadership ? renderLeadership(leadership) : ''));
   if (rows.length) writeFileSync(join(args.out, svgName), renderTimeline(rows, info.settings, args.clients));
   mkdirSync(join(ROOT, 'dist-chaos'), { recursive: true });
   writeFileSync(
     join(ROOT, 'dist-chaos', 'chaos-history.json'),
-    JSON.stringify(rows.map(({ result, check }) => ({ ...result, registerLogs: Object.fromEntries(result.registerLogs), check }))),
+    JSON.stringify(
+      rows.map(({ result, check }) => ({ ...result, registerLogs: Object.fromEntries(result.registerLogs), check })),
+    ),
   );
 
   const problems: string[] = [];
@@ -370,7 +441,9 @@ async function main(): Promise<number> {
     for (const p of c.problems) problems.push(`${name}: ${p.check}: ${p.count} (${p.detail})`);
   }
   if (leadership) problems.push(...leadershipProblems(leadership));
-  console.log(`\nchaos: ${rows.reduce((a, r) => a + r.check.cycles.total, 0)} cycles in ${(durationMs / 1000).toFixed(0)} s; report: ${join(args.out, 'chaos-report.md')}`);
+  console.log(
+    `\nchaos: ${rows.reduce((a, r) => a + r.check.cycles.total, 0)} cycles in ${(durationMs / 1000).toFixed(0)} s; report: ${join(args.out, 'chaos-report.md')}`,
+  );
   for (const p of problems) console.log(`  FAIL ${p}`);
   return problems.length ? 1 : 0;
 }

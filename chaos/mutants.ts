@@ -27,19 +27,37 @@ export const MUTANTS: Mutant[] = [
   {
     name: 'release-without-value-check',
     bug: "release deletes the key whatever its value (another holder's lock included)",
-    patches: [{ file: 'core/scripts.ts', find: "if redis.pcall('get', KEYS[i]) == ARGV[1] then\n    redis.call('del', KEYS[i])", replace: "if true then\n    redis.call('del', KEYS[i])" }],
+    patches: [
+      {
+        file: 'core/scripts.ts',
+        find: "if redis.pcall('get', KEYS[i]) == ARGV[1] then\n    redis.call('del', KEYS[i])",
+        replace: "if true then\n    redis.call('del', KEYS[i])",
+      },
+    ],
     phase: { fault: 'none', guard: true },
   },
   {
     name: 'fencing-not-increasing',
     bug: 'every fencing token is 1',
-    patches: [{ file: 'core/fencing.ts', find: 'if (await votes.decided) return proposed;', replace: 'if (await votes.decided) return 1;' }],
+    patches: [
+      {
+        file: 'core/fencing.ts',
+        find: 'if (await votes.decided) return proposed;',
+        replace: 'if (await votes.decided) return 1;',
+      },
+    ],
     phase: { fault: 'none', guard: true },
   },
   {
     name: 'no-release-after-failed-attempt',
     bug: 'a failed attempt leaves the keys it won on the masters',
-    patches: [{ file: 'core/redlock.ts', find: 'release: () => this.releaseKeys(request.keys, request.value, context.timeout, false).settled,', replace: 'release: () => Promise.resolve(),' }],
+    patches: [
+      {
+        file: 'core/redlock.ts',
+        find: 'release: () => this.releaseKeys(request.keys, request.value, context.timeout, false).settled,',
+        replace: 'release: () => Promise.resolve(),',
+      },
+    ],
     phase: { fault: 'none', guard: true },
   },
   {
@@ -51,13 +69,25 @@ export const MUTANTS: Mutant[] = [
   {
     name: 'no-validity-check',
     bug: 'a quorum won after the TTL is accepted (validity not checked)',
-    patches: [{ file: 'core/redlock.ts', find: "if (result.outcome === 'granted' && validUntil > now()) {", replace: "if (result.outcome === 'granted' && (validUntil > now() || true)) {" }],
+    patches: [
+      {
+        file: 'core/redlock.ts',
+        find: "if (result.outcome === 'granted' && validUntil > now()) {",
+        replace: "if (result.outcome === 'granted' && (validUntil > now() || true)) {",
+      },
+    ],
     phase: { fault: 'client-stall', guard: true, variants: [2] }, // stalls of 1.3 × TTL
   },
   {
     name: 'guard-always-trusts',
     bug: 'the restart guard trusts a master that restarted empty at once',
-    patches: [{ file: 'core/restart-guard.ts', find: 'trusts(i: number): boolean {\n    if (this.#pending[i]) return false;', replace: 'trusts(i: number): boolean {\n    if (i >= 0) return true;\n    if (this.#pending[i]) return false;' }],
+    patches: [
+      {
+        file: 'core/restart-guard.ts',
+        find: 'trusts(i: number): boolean {\n    if (this.#pending[i]) return false;',
+        replace: 'trusts(i: number): boolean {\n    if (i >= 0) return true;\n    if (this.#pending[i]) return false;',
+      },
+    ],
     // Four of a long holder's masters restarted empty. A 3 s TTL leaves the holder over a second of
     // window after the restart, longer than its contenders take to reconnect to the restarted masters.
     phase: { fault: 'kill-restart', guard: true, variants: [3], ttl: 3_000 },
@@ -67,7 +97,11 @@ export const MUTANTS: Mutant[] = [
     bug: "a lost lock's signal never aborts",
     patches: [
       { file: 'core/lock.ts', find: 'this.#controller?.abort(reason);', replace: '' },
-      { file: 'core/lock.ts', find: 'if (this.#lostReason) controller.abort(this.#lostReason);', replace: 'if (this.#lostReason) void 0;' },
+      {
+        file: 'core/lock.ts',
+        find: 'if (this.#lostReason) controller.abort(this.#lostReason);',
+        replace: 'if (this.#lostReason) void 0;',
+      },
     ],
     phase: { fault: 'master-pause', guard: true, variants: [2] }, // a majority paused: locks are lost
   },
@@ -83,8 +117,13 @@ export function writeMutant(mutant: Mutant, libDir: string, outDir: string): voi
     const text = readFileSync(path, 'utf8');
     const count = text.split(p.find).length - 1;
     if (count !== 1) {
-      throw new Error(`mutant ${mutant.name}: the patch for lib/${p.file} found its text ${count} times (expected exactly once); the library changed, update chaos/mutants.ts:\n${p.find}`);
+      throw new Error(
+        `mutant ${mutant.name}: the patch for lib/${p.file} found its text ${count} times (expected exactly once); the library changed, update chaos/mutants.ts:\n${p.find}`,
+      );
     }
-    writeFileSync(path, text.replace(p.find, () => p.replace));
+    writeFileSync(
+      path,
+      text.replace(p.find, () => p.replace),
+    );
   }
 }

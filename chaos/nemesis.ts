@@ -65,7 +65,10 @@ export class Inspector {
     return Promise.all(
       this.clients.map(async (c) => {
         try {
-          const [[, value], [, pttl]] = (await c.multi().get(key).pttl(key).exec()) as [[null, string | null], [null, number]];
+          const [[, value], [, pttl]] = (await c.multi().get(key).pttl(key).exec()) as [
+            [null, string | null],
+            [null, number],
+          ];
           return { value, pttl };
         } catch {
           return undefined;
@@ -120,7 +123,8 @@ export class Cluster {
    * Optional: watches the library's restart guard on restarted masters (see FaultBand.guardTrustedAfter).
    * Set by main.ts with a Redlock from the built package; unset under Jest.
    */
-  guardObserver: ((masters: readonly number[], since: number) => Promise<{ master: number; ms: number | null }[]>) | undefined;
+  guardObserver:
+    ((masters: readonly number[], since: number) => Promise<{ master: number; ms: number | null }[]>) | undefined;
   /** The masters' history of the current phase (phase.ts sets it): told when a master is wiped, re-attached after a restart. */
   history: MasterHistory | undefined;
 
@@ -141,7 +145,7 @@ export class Cluster {
     if (downMs > 0) await sleep(downMs);
     const restartAt = sharedNow();
     await Promise.all(indices.map((i) => this.masters[i].restart()));
-    await Promise.all(indices.map((i) => this.history?.attach(i)));
+    await Promise.all(indices.map(async (i) => this.history?.attach(i)));
     return restartAt;
   }
 
@@ -183,11 +187,13 @@ export class Cluster {
   async healAll(): Promise<void> {
     this.farm.healAll();
     this.resume(this.masters.map((_, i) => i));
-    await Promise.all(this.masters.map(async (m, i) => {
-      if (m.pid !== undefined) return;
-      await m.restart();
-      await this.history?.attach(i);
-    }));
+    await Promise.all(
+      this.masters.map(async (m, i) => {
+        if (m.pid !== undefined) return;
+        await m.restart();
+        await this.history?.attach(i);
+      }),
+    );
   }
 
   /** Waits until every master has been up for `seconds` (the restart guard's window, rounded up). */
@@ -242,8 +248,29 @@ const shuffled = <T>(items: readonly T[]): T[] => [...items].sort(() => Math.ran
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 const names = (masters: readonly number[]) => masters.map((m) => `m${m + 1}`).join(' ');
 
-function openBand(ctx: NemesisContext, kind: FaultKind, variant: string, label: string, masters: number[], clients: string[], beyond?: string) {
-  const band: FaultBand = { phase: ctx.phase, round: ctx.round, kind, variant, label, start: sharedNow(), end: 0, masters, clients, healedAt: 0, beyond, restarted: [] };
+function openBand(
+  ctx: NemesisContext,
+  kind: FaultKind,
+  variant: string,
+  label: string,
+  masters: number[],
+  clients: string[],
+  beyond?: string,
+) {
+  const band: FaultBand = {
+    phase: ctx.phase,
+    round: ctx.round,
+    kind,
+    variant,
+    label,
+    start: sharedNow(),
+    end: 0,
+    masters,
+    clients,
+    healedAt: 0,
+    beyond,
+    restarted: [],
+  };
   return {
     band,
     /** The fault itself is over (e.g. the master is running again). */
@@ -283,7 +310,13 @@ function watchUptime(ctx: NemesisContext, band: FaultBand, masters: readonly num
 }
 
 /** A hot lock held on at least `min` masters with a fresh TTL: the masters holding it. */
-async function freshHolder(ctx: NemesisContext, minMasters: number, minPttl: number, waitMs: number, only?: (holders: number[], reads: ({ value: string | null; pttl: number } | undefined)[]) => boolean): Promise<{ key: string; holders: number[] } | undefined> {
+async function freshHolder(
+  ctx: NemesisContext,
+  minMasters: number,
+  minPttl: number,
+  waitMs: number,
+  only?: (holders: number[], reads: ({ value: string | null; pttl: number } | undefined)[]) => boolean,
+): Promise<{ key: string; holders: number[] } | undefined> {
   const deadline = sharedNow() + waitMs;
   while (sharedNow() < deadline) {
     for (const key of shuffled(ctx.hotKeys)) {
@@ -302,7 +335,13 @@ async function freshHolder(ctx: NemesisContext, minMasters: number, minPttl: num
 }
 
 /** A hot key held by one value on at least `minMasters` masters, seen again `minAgeMs` later with at least `minPttl` left. */
-async function longHolder(ctx: NemesisContext, minMasters: number, minPttl: number, minAgeMs: number, waitMs: number): Promise<{ key: string; holders: number[] } | undefined> {
+async function longHolder(
+  ctx: NemesisContext,
+  minMasters: number,
+  minPttl: number,
+  minAgeMs: number,
+  waitMs: number,
+): Promise<{ key: string; holders: number[] } | undefined> {
   const deadline = sharedNow() + waitMs;
   const seen = new Map<string, number>(); // `${key} ${value}` → first seen
   while (sharedNow() < deadline) {
@@ -334,8 +373,15 @@ async function bareQuorumHolder(ctx: NemesisContext, victim: ClientHandle, cutOf
   ctx.cluster.farm.set([victim.id], cutOff, { kind: 'cut' });
   await sleep(ctx.ttl * 1.1); // the victim's older locks lapse on the cut masters
   const reachable = range(ctx.cluster.size).filter((m) => !cutOff.includes(m));
-  return freshHolder(ctx, 3, ctx.ttl * 0.75, waitMs, (holders, reads) =>
-    holders.length === reachable.length && holders.every((h) => reachable.includes(h)) && cutOff.every((m) => reads[m] !== undefined && reads[m]!.value === null),
+  return freshHolder(
+    ctx,
+    3,
+    ctx.ttl * 0.75,
+    waitMs,
+    (holders, reads) =>
+      holders.length === reachable.length &&
+      holders.every((h) => reachable.includes(h)) &&
+      cutOff.every((m) => reads[m] !== undefined && reads[m].value === null),
   );
 }
 
@@ -355,8 +401,15 @@ export const schedules: Record<FaultKind, (ctx: NemesisContext) => Promise<Fault
       // that trusts the restarted masters at once hands them a quorum inside its window.
       const found = await longHolder(ctx, 4, ctx.ttl * 0.75, 80, 4_000);
       const victims = found ? shuffled(found.holders).slice(0, 4).sort() : [0, 1, 2, 3];
-      const b = openBand(ctx, 'kill-restart', 'majority of a long holder', `majority of a long holder: ${names(victims)} restarted empty${found ? '' : ' (no long holder found)'}`, victims, [],
-        ctx.guard ? undefined : 'plain Redlock: a majority of masters forgot the lock at once and vote again at once');
+      const b = openBand(
+        ctx,
+        'kill-restart',
+        'majority of a long holder',
+        `majority of a long holder: ${names(victims)} restarted empty${found ? '' : ' (no long holder found)'}`,
+        victims,
+        [],
+        ctx.guard ? undefined : 'plain Redlock: a majority of masters forgot the lock at once and vote again at once',
+      );
       b.band.restarted = victims;
       b.band.heldOn = found?.holders.length;
       b.band.killedAt = sharedNow();
@@ -369,8 +422,15 @@ export const schedules: Record<FaultKind, (ctx: NemesisContext) => Promise<Fault
       // A majority crashes at once, timed to hit a holder that has just taken or renewed its lock.
       const found = await freshHolder(ctx, 3, ctx.ttl * 0.85, 3_000);
       const victims = found ? shuffled(found.holders).slice(0, 3).sort() : [0, 1, 2];
-      const b = openBand(ctx, 'kill-restart', 'majority', `majority: ${names(victims)} restarted empty`, victims, [],
-        ctx.guard ? undefined : 'plain Redlock: a majority of masters forgot the lock at once and vote again at once');
+      const b = openBand(
+        ctx,
+        'kill-restart',
+        'majority',
+        `majority: ${names(victims)} restarted empty`,
+        victims,
+        [],
+        ctx.guard ? undefined : 'plain Redlock: a majority of masters forgot the lock at once and vote again at once',
+      );
       b.band.restarted = victims;
       b.band.killedAt = sharedNow();
       const restartAt = await ctx.cluster.killAndRestart(victims, 0);
@@ -382,8 +442,17 @@ export const schedules: Record<FaultKind, (ctx: NemesisContext) => Promise<Fault
       // One master restarts empty while a client holds a bare quorum that includes it.
       const victim = pick(ctx.clients);
       const cutOff = shuffled(range(ctx.cluster.size)).slice(0, 2).sort();
-      const b = openBand(ctx, 'kill-restart', 'bare quorum', `bare quorum: ${victim.id} cut from ${names(cutOff)}, one of its masters restarted empty`, cutOff, [victim.id],
-        ctx.guard ? undefined : 'plain Redlock: the holder had a bare quorum and one of its masters forgot the lock and votes again at once');
+      const b = openBand(
+        ctx,
+        'kill-restart',
+        'bare quorum',
+        `bare quorum: ${victim.id} cut from ${names(cutOff)}, one of its masters restarted empty`,
+        cutOff,
+        [victim.id],
+        ctx.guard
+          ? undefined
+          : 'plain Redlock: the holder had a bare quorum and one of its masters forgot the lock and votes again at once',
+      );
       const found = await bareQuorumHolder(ctx, victim, cutOff, 2_500);
       const target = found ? [pick(found.holders)] : [pick(range(ctx.cluster.size).filter((m) => !cutOff.includes(m)))];
       b.band.masters = [...cutOff, ...target];
@@ -402,8 +471,17 @@ export const schedules: Record<FaultKind, (ctx: NemesisContext) => Promise<Fault
     const found = await freshHolder(ctx, 3, ctx.ttl * 0.85, 2_000);
     const victims = [found ? pick(found.holders) : pick(range(ctx.cluster.size))];
     const held = found ? ` (that lock was on ${found.holders.length} of ${ctx.cluster.size})` : '';
-    const b = openBand(ctx, 'kill-restart', 'single', `single: ${names(victims)} restarted empty${held}`, victims, [],
-      ctx.guard ? undefined : 'plain Redlock: a master forgot the lock and votes again at once (harmless only while every holder has more than a bare quorum)');
+    const b = openBand(
+      ctx,
+      'kill-restart',
+      'single',
+      `single: ${names(victims)} restarted empty${held}`,
+      victims,
+      [],
+      ctx.guard
+        ? undefined
+        : 'plain Redlock: a master forgot the lock and votes again at once (harmless only while every holder has more than a bare quorum)',
+    );
     b.band.restarted = victims;
     b.band.heldOn = found?.holders.length;
     b.band.killedAt = sharedNow();
@@ -417,7 +495,14 @@ export const schedules: Record<FaultKind, (ctx: NemesisContext) => Promise<Fault
   async 'kill-delayed'(ctx) {
     const k = [1, 3, 2][ctx.variant % 3];
     const victims = shuffled(range(ctx.cluster.size)).slice(0, k).sort();
-    const b = openBand(ctx, 'kill-delayed', `${k} down`, `${k} down ${Math.round(ctx.ttl * 1.5)} ms: ${names(victims)}`, victims, []);
+    const b = openBand(
+      ctx,
+      'kill-delayed',
+      `${k} down`,
+      `${k} down ${Math.round(ctx.ttl * 1.5)} ms: ${names(victims)}`,
+      victims,
+      [],
+    );
     b.band.restarted = victims;
     b.band.killedAt = sharedNow();
     const restartAt = await ctx.cluster.killAndRestart(victims, ctx.ttl * 1.5);
@@ -451,7 +536,14 @@ export const schedules: Record<FaultKind, (ctx: NemesisContext) => Promise<Fault
     }
     const ms = Math.round(ctx.ttl * (1.5 + Math.random()));
     if (ctx.variant % 2 === 0 && victim.pauseAtNextCommit) {
-      const b = openBand(ctx, 'client-pause', 'between check and write', `${victim.id} stopped ${ms} ms between its check and its write`, [], [victim.id]);
+      const b = openBand(
+        ctx,
+        'client-pause',
+        'between check and write',
+        `${victim.id} stopped ${ms} ms between its check and its write`,
+        [],
+        [victim.id],
+      );
       const pause = await victim.pauseAtNextCommit(ms, 3_000);
       if (pause) {
         b.band.start = pause.start;
@@ -461,7 +553,14 @@ export const schedules: Record<FaultKind, (ctx: NemesisContext) => Promise<Fault
       }
       b.band.label += ' (no commit seen; stopped at random)';
     }
-    const b = openBand(ctx, 'client-pause', 'random instant', `${victim.id} stopped ${ms} ms at a random instant`, [], [victim.id]);
+    const b = openBand(
+      ctx,
+      'client-pause',
+      'random instant',
+      `${victim.id} stopped ${ms} ms at a random instant`,
+      [],
+      [victim.id],
+    );
     const start = sharedNow();
     victim.stopProcess!();
     try {
@@ -480,8 +579,15 @@ export const schedules: Record<FaultKind, (ctx: NemesisContext) => Promise<Fault
       const found = await freshHolder(ctx, 3, ctx.ttl * 0.6, 2_000);
       const master = found ? pick(found.holders) : pick(range(ctx.cluster.size));
       const held = found ? ` (a fresh lock there was on ${found.holders.length} of ${ctx.cluster.size})` : '';
-      const b = openBand(ctx, 'key-loss', 'minority', `minority: hot lock keys deleted on ${names([master])}${held}`, [master], [],
-        'a clock jump on one master: Redlock assumes none; a holder left with a bare quorum (split votes under contention) loses exclusivity');
+      const b = openBand(
+        ctx,
+        'key-loss',
+        'minority',
+        `minority: hot lock keys deleted on ${names([master])}${held}`,
+        [master],
+        [],
+        'a clock jump on one master: Redlock assumes none; a holder left with a bare quorum (split votes under contention) loses exclusivity',
+      );
       b.band.heldOn = found?.holders.length;
       await ctx.cluster.inspector.del(master, ctx.hotKeys);
       await sleep(ctx.ttl);
@@ -490,8 +596,15 @@ export const schedules: Record<FaultKind, (ctx: NemesisContext) => Promise<Fault
     }
     const victim = pick(ctx.clients);
     const cutOff = shuffled(range(ctx.cluster.size)).slice(0, 2).sort();
-    const b = openBand(ctx, 'key-loss', 'bare quorum', `bare quorum: ${victim.id} cut from ${names(cutOff)}, its key deleted on one master`, cutOff, [victim.id],
-      'a clock jump on one master of a bare quorum: no Redlock client can see it (fencing is the only protection)');
+    const b = openBand(
+      ctx,
+      'key-loss',
+      'bare quorum',
+      `bare quorum: ${victim.id} cut from ${names(cutOff)}, its key deleted on one master`,
+      cutOff,
+      [victim.id],
+      'a clock jump on one master of a bare quorum: no Redlock client can see it (fencing is the only protection)',
+    );
     const found = await bareQuorumHolder(ctx, victim, cutOff, 2_500);
     const master = found ? pick(found.holders) : pick(range(ctx.cluster.size).filter((m) => !cutOff.includes(m)));
     b.band.masters = [...cutOff, master];
@@ -516,10 +629,18 @@ export const schedules: Record<FaultKind, (ctx: NemesisContext) => Promise<Fault
     }
     const factor = [0.5, 0.9, 1.3][ctx.variant % 3];
     const ms = Math.round(ctx.ttl * factor);
-    const b = openBand(ctx, 'client-stall', `${factor} × TTL`, `${victim.id} event loop blocked ${ms} ms`, [], [victim.id]);
+    const b = openBand(
+      ctx,
+      'client-stall',
+      `${factor} × TTL`,
+      `${victim.id} event loop blocked ${ms} ms`,
+      [],
+      [victim.id],
+    );
     const { start, end } = await victim.stall!(ms);
     const stalled = victim.sharesLoop ? ctx.clients.filter((c) => c.sharesLoop) : [victim];
-    for (const c of stalled) ctx.pauses.push({ phase: ctx.phase, client: c.id, start, end, targeted: false, kind: 'stall' });
+    for (const c of stalled)
+      ctx.pauses.push({ phase: ctx.phase, client: c.id, start, end, targeted: false, kind: 'stall' });
     b.band.start = start;
     b.ended();
     return b.healed();
@@ -532,7 +653,14 @@ export const schedules: Record<FaultKind, (ctx: NemesisContext) => Promise<Fault
     const commandTimeout = ctx.commandTimeout ?? 200;
     const delay = Math.floor(commandTimeout * 0.45); // each way: a round trip just under commandTimeout
     const ids = ctx.clients.map((c) => c.id);
-    const b = await holdProxyFaults(ctx, 'slow-masters', `${k} slow`, [{ clients: ids, masters: ms, fault: { kind: 'delay', ms: delay }, label: `${names(ms)} answer in ~${2 * delay} ms (commandTimeout ${commandTimeout})` }]);
+    const b = await holdProxyFaults(ctx, 'slow-masters', `${k} slow`, [
+      {
+        clients: ids,
+        masters: ms,
+        fault: { kind: 'delay', ms: delay },
+        label: `${names(ms)} answer in ~${2 * delay} ms (commandTimeout ${commandTimeout})`,
+      },
+    ]);
     b.delayMs = delay;
     return b;
   },
@@ -556,7 +684,12 @@ export const schedules: Record<FaultKind, (ctx: NemesisContext) => Promise<Fault
     } else if (variant === 1) {
       ids.forEach((c, i) => {
         const seen = [i % n, (i + 1) % n, (i + 2) % n];
-        plan.push({ clients: [c], masters: range(n).filter((m) => !seen.includes(m)), fault: drop, label: `${c} sees ${names(seen.sort())}` });
+        plan.push({
+          clients: [c],
+          masters: range(n).filter((m) => !seen.includes(m)),
+          fault: drop,
+          label: `${c} sees ${names(seen.sort())}`,
+        });
       });
     } else {
       plan.push({ clients: a, masters: [2, 3, 4], fault: drop, label: `${a.join(' ')} see only m1 m2` });
@@ -571,7 +704,14 @@ export const schedules: Record<FaultKind, (ctx: NemesisContext) => Promise<Fault
    */
   async 'evicting-master'(ctx) {
     const m = 0;
-    const b = openBand(ctx, 'evicting-master', 'volatile-lru', `m1 under memory pressure (maxmemory, volatile-lru): filler written for ${ctx.ttl * 3} ms`, [m], []);
+    const b = openBand(
+      ctx,
+      'evicting-master',
+      'volatile-lru',
+      `m1 under memory pressure (maxmemory, volatile-lru): filler written for ${ctx.ttl * 3} ms`,
+      [m],
+      [],
+    );
     const client = ctx.cluster.inspector.clients[m];
     const filler = 'x'.repeat(32 * 1024);
     const until = sharedNow() + ctx.ttl * 3;
@@ -592,7 +732,14 @@ export const schedules: Record<FaultKind, (ctx: NemesisContext) => Promise<Fault
   async 'fsync-restart'(ctx) {
     const found = await freshHolder(ctx, 3, ctx.ttl * 0.85, 2_000);
     const victim = found ? pick(found.holders) : pick(range(ctx.cluster.size));
-    const b = openBand(ctx, 'fsync-restart', 'everysec', `${names([victim])} killed -9 and restarted from its AOF (appendfsync everysec)${found ? ` (a fresh lock there was on ${found.holders.length} of ${ctx.cluster.size})` : ''}`, [victim], []);
+    const b = openBand(
+      ctx,
+      'fsync-restart',
+      'everysec',
+      `${names([victim])} killed -9 and restarted from its AOF (appendfsync everysec)${found ? ` (a fresh lock there was on ${found.holders.length} of ${ctx.cluster.size})` : ''}`,
+      [victim],
+      [],
+    );
     b.band.restarted = [victim]; // its last second is gone: counters written then included
     b.band.heldOn = found?.holders.length;
     b.band.killedAt = sharedNow();
@@ -613,16 +760,36 @@ export const schedules: Record<FaultKind, (ctx: NemesisContext) => Promise<Fault
     if (variant === 0) {
       const c = pick(ids);
       const ms = shuffled(range(ctx.cluster.size)).slice(0, 2).sort();
-      plan.push({ clients: [c], masters: ms, fault: { kind: 'delay', ms: 80 }, label: `${c}↔${names(ms)} +80 ms each way` });
+      plan.push({
+        clients: [c],
+        masters: ms,
+        fault: { kind: 'delay', ms: 80 },
+        label: `${c}↔${names(ms)} +80 ms each way`,
+      });
     } else if (variant === 1) {
       for (const c of shuffled(ids).slice(0, 2)) {
         const ms = shuffled(range(ctx.cluster.size)).slice(0, 2).sort();
-        plan.push({ clients: [c], masters: ms, fault: { kind: 'delay', ms: 400 }, label: `${c}↔${names(ms)} +400 ms (beyond commandTimeout)` });
+        plan.push({
+          clients: [c],
+          masters: ms,
+          fault: { kind: 'delay', ms: 400 },
+          label: `${c}↔${names(ms)} +400 ms (beyond commandTimeout)`,
+        });
       }
     } else {
-      plan.push({ clients: ids, masters: range(ctx.cluster.size), fault: { kind: 'delay', ms: 40 }, label: 'everyone↔all masters +40 ms each way' });
+      plan.push({
+        clients: ids,
+        masters: range(ctx.cluster.size),
+        fault: { kind: 'delay', ms: 40 },
+        label: 'everyone↔all masters +40 ms each way',
+      });
     }
-    return holdProxyFaults(ctx, 'proxy-delay', ['2 links +80 ms', '4 links +400 ms', 'all links +40 ms'][variant], plan);
+    return holdProxyFaults(
+      ctx,
+      'proxy-delay',
+      ['2 links +80 ms', '4 links +400 ms', 'all links +40 ms'][variant],
+      plan,
+    );
   },
 
   async 'proxy-drop'(ctx) {
@@ -631,16 +798,41 @@ export const schedules: Record<FaultKind, (ctx: NemesisContext) => Promise<Fault
     const plan: { clients: string[]; masters: number[]; fault: Fault; label: string }[] = [];
     if (variant === 0) {
       // Asymmetric partition: two clients each see a different majority (they share one master).
-      plan.push({ clients: [ids[0]], masters: [3, 4], fault: { kind: 'drop', direction: 'both' }, label: `${ids[0]} sees m1 m2 m3 only` });
-      plan.push({ clients: [ids[1]], masters: [0, 1], fault: { kind: 'drop', direction: 'both' }, label: `${ids[1]} sees m3 m4 m5 only` });
+      plan.push({
+        clients: [ids[0]],
+        masters: [3, 4],
+        fault: { kind: 'drop', direction: 'both' },
+        label: `${ids[0]} sees m1 m2 m3 only`,
+      });
+      plan.push({
+        clients: [ids[1]],
+        masters: [0, 1],
+        fault: { kind: 'drop', direction: 'both' },
+        label: `${ids[1]} sees m3 m4 m5 only`,
+      });
     } else if (variant === 1) {
       const ms = shuffled(range(ctx.cluster.size)).slice(0, 3).sort();
-      plan.push({ clients: [ids[0]], masters: ms, fault: { kind: 'drop', direction: 'both' }, label: `${ids[0]} black-holed from a majority (${names(ms)})` });
+      plan.push({
+        clients: [ids[0]],
+        masters: ms,
+        fault: { kind: 'drop', direction: 'both' },
+        label: `${ids[0]} black-holed from a majority (${names(ms)})`,
+      });
     } else {
       const ms = shuffled(range(ctx.cluster.size)).slice(0, 2).sort();
-      plan.push({ clients: [ids[0], ids[1]], masters: ms, fault: { kind: 'drop', direction: 'replies' }, label: `${ids[0]} ${ids[1]}: replies from ${names(ms)} lost (commands still run)` });
+      plan.push({
+        clients: [ids[0], ids[1]],
+        masters: ms,
+        fault: { kind: 'drop', direction: 'replies' },
+        label: `${ids[0]} ${ids[1]}: replies from ${names(ms)} lost (commands still run)`,
+      });
     }
-    return holdProxyFaults(ctx, 'proxy-drop', ['asymmetric partition', 'black hole from a majority', 'replies lost'][variant], plan);
+    return holdProxyFaults(
+      ctx,
+      'proxy-drop',
+      ['asymmetric partition', 'black hole from a majority', 'replies lost'][variant],
+      plan,
+    );
   },
 
   async 'proxy-cut'(ctx) {
@@ -657,7 +849,14 @@ export const schedules: Record<FaultKind, (ctx: NemesisContext) => Promise<Fault
       const m = pick(range(ctx.cluster.size));
       plan.push({ clients: ids, masters: [m], label: `everyone cut from ${names([m])}` });
     }
-    const b = openBand(ctx, 'proxy-cut', ['cut from a majority', 'cut from minorities', 'everyone cut from one'][variant], plan.map((p) => p.label).join('; '), [...new Set(plan.flatMap((p) => p.masters))], [...new Set(plan.flatMap((p) => p.clients))]);
+    const b = openBand(
+      ctx,
+      'proxy-cut',
+      ['cut from a majority', 'cut from minorities', 'everyone cut from one'][variant],
+      plan.map((p) => p.label).join('; '),
+      [...new Set(plan.flatMap((p) => p.masters))],
+      [...new Set(plan.flatMap((p) => p.clients))],
+    );
     for (const p of plan) ctx.cluster.farm.set(p.clients, p.masters, { kind: 'cut' });
     await sleep(ctx.ttl * 3);
     for (const p of plan) ctx.cluster.farm.set(p.clients, p.masters, undefined);
@@ -670,7 +869,8 @@ export const schedules: Record<FaultKind, (ctx: NemesisContext) => Promise<Fault
 export const PERSISTENT_PORTS = new Set<number>();
 
 /** Extra redis-server arguments for the chaos masters (pass to `startRedisMasters`). */
-export const chaosMasterArgs = (port: number): string[] => (PERSISTENT_PORTS.has(port) ? ['--appendonly', 'yes', '--appendfsync', 'everysec'] : []);
+export const chaosMasterArgs = (port: number): string[] =>
+  PERSISTENT_PORTS.has(port) ? ['--appendonly', 'yes', '--appendfsync', 'everysec'] : [];
 
 /** Per-phase set-up of the masters for the fault types that need it (undone by `tearDownMasters`). */
 export async function setUpMasters(fault: FaultKind, cluster: Cluster): Promise<void> {

@@ -5,7 +5,16 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sharedNow } from './clock.js';
-import { quietAfter, schedules, setUpMasters, tearDownMasters, type ClientHandle, type Cluster, type FaultKind, type NemesisContext } from './nemesis.js';
+import {
+  quietAfter,
+  schedules,
+  setUpMasters,
+  tearDownMasters,
+  type ClientHandle,
+  type Cluster,
+  type FaultKind,
+  type NemesisContext,
+} from './nemesis.js';
 import type { FencedRegister } from './register.js';
 import { MasterHistory } from './history.js';
 import type { ClientPause, FaultBand, KeyLeft, PhaseHistory, ProbeRecord } from './types.js';
@@ -37,7 +46,8 @@ export type Settings = Omit<WorkloadConfig, 'phase' | 'client' | 'nodes' | 'rest
 /** How long a liveness probe may take after a fault healed: TTL + retry budget, plus reconnect and restart-guard allowances. */
 export function livenessBound(spec: PhaseSpec, s: Settings): number {
   const reconnect = 1_000; // the library's reconnect back-off is capped at 1 s
-  const guardWindow = spec.guard && (spec.fault === 'kill-restart' || spec.fault === 'kill-delayed') ? s.ttl * 1.01 + 2 + 1_000 : 0; // uptime is whole seconds
+  const guardWindow =
+    spec.guard && (spec.fault === 'kill-restart' || spec.fault === 'kill-delayed') ? s.ttl * 1.01 + 2 + 1_000 : 0; // uptime is whole seconds
   return s.ttl + s.retryDelay + s.retryJitter + reconnect + guardWindow;
 }
 
@@ -81,13 +91,31 @@ export async function runPhase(
     stalls: [],
   };
   // The masters' own history of this phase's lock keys, recorded before any client starts.
-  const masterHistory = new MasterHistory(cluster.masters.map((m) => m.url), `lock:${spec.id}:`);
+  const masterHistory = new MasterHistory(
+    cluster.masters.map((m) => m.url),
+    `lock:${spec.id}:`,
+  );
   await masterHistory.start();
   cluster.history = masterHistory;
-  const sink = { section: (r: PhaseHistory['sections'][number]) => history.sections.push(r), failure: (r: PhaseHistory['failures'][number]) => history.failures.push(r), stall: (r: PhaseHistory['stalls'][number]) => history.stalls.push(r) };
+  const sink = {
+    section: (r: PhaseHistory['sections'][number]) => history.sections.push(r),
+    failure: (r: PhaseHistory['failures'][number]) => history.failures.push(r),
+    stall: (r: PhaseHistory['stalls'][number]) => history.stalls.push(r),
+  };
   await Promise.all(
     clients.map(async (c) =>
-      c.start({ ...settings, phase: spec.id, client: c.id, nodes: await cluster.farm.nodesFor(c.id), restartGuard: spec.guard, fencing: spec.fencing, allowEvictingMasters: spec.fault === 'evicting-master' }, sink),
+      c.start(
+        {
+          ...settings,
+          phase: spec.id,
+          client: c.id,
+          nodes: await cluster.farm.nodesFor(c.id),
+          restartGuard: spec.guard,
+          fencing: spec.fencing,
+          allowEvictingMasters: spec.fault === 'evicting-master',
+        },
+        sink,
+      ),
     ),
   );
   await sleep(1_000);
@@ -99,7 +127,18 @@ export async function runPhase(
   try {
     for (let round = 0; sharedNow() < end; round++) {
       const variant = spec.variants ? spec.variants[round % spec.variants.length] : round;
-      const ctx: NemesisContext = { phase: spec.id, round, variant, cluster, clients, ttl: settings.ttl, guard: spec.guard, hotKeys, pauses, commandTimeout: settings.commandTimeout };
+      const ctx: NemesisContext = {
+        phase: spec.id,
+        round,
+        variant,
+        cluster,
+        clients,
+        ttl: settings.ttl,
+        guard: spec.guard,
+        hotKeys,
+        pauses,
+        commandTimeout: settings.commandTimeout,
+      };
       const band: FaultBand | undefined = await schedules[spec.fault](ctx);
       if (band) {
         history.bands.push(band);
@@ -141,5 +180,15 @@ export async function runPhase(
   masterHistory.stop();
   cluster.history = undefined;
   history.masterEvents = masterHistory.events;
-  return { ...history, spec, bound, runFrom, runTo, cycles, masterCount: cluster.size, ttl: settings.ttl, commandTimeout: settings.commandTimeout };
+  return {
+    ...history,
+    spec,
+    bound,
+    runFrom,
+    runTo,
+    cycles,
+    masterCount: cluster.size,
+    ttl: settings.ttl,
+    commandTimeout: settings.commandTimeout,
+  };
 }

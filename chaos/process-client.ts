@@ -69,9 +69,16 @@ export class ProcessClient implements ClientHandle {
     waiter?.(message);
   }
 
-  private request<T extends FromClient['type']>(message: ToClient, reply: T, timeoutMs = 30_000): Promise<Extract<FromClient, { type: T }>> {
+  private request<T extends FromClient['type']>(
+    message: ToClient,
+    reply: T,
+    timeoutMs = 30_000,
+  ): Promise<Extract<FromClient, { type: T }>> {
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`chaos client ${this.id}: no '${reply}' within ${timeoutMs} ms`)), timeoutMs);
+      const timer = setTimeout(
+        () => reject(new Error(`chaos client ${this.id}: no '${reply}' within ${timeoutMs} ms`)),
+        timeoutMs,
+      );
       const queue = this.waiters.get(reply) ?? [];
       queue.push((m) => {
         clearTimeout(timer);

@@ -17,7 +17,13 @@ export type Fault =
   | { readonly kind: 'cut' };
 
 export function describeFault(f: Fault): string {
-  return f.kind === 'delay' ? `delay ${f.ms} ms each way` : f.kind === 'drop' ? (f.direction === 'both' ? 'black hole' : 'replies dropped') : 'cut';
+  return f.kind === 'delay'
+    ? `delay ${f.ms} ms each way`
+    : f.kind === 'drop'
+      ? f.direction === 'both'
+        ? 'black hole'
+        : 'replies dropped'
+      : 'cut';
 }
 
 const HOST = '127.0.0.1';
@@ -42,15 +48,18 @@ class Lane {
 
   private arm(): void {
     if (this.timer || this.queue.length === 0) return;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      const now = performance.now();
-      while (this.queue.length && this.queue[0].due <= now + 0.5) {
-        const { chunk } = this.queue.shift()!;
-        if (!this.dest.destroyed) this.dest.write(chunk);
-      }
-      this.arm();
-    }, Math.max(0, this.queue[0].due - performance.now()));
+    this.timer = setTimeout(
+      () => {
+        this.timer = undefined;
+        const now = performance.now();
+        while (this.queue.length && this.queue[0].due <= now + 0.5) {
+          const { chunk } = this.queue.shift()!;
+          if (!this.dest.destroyed) this.dest.write(chunk);
+        }
+        this.arm();
+      },
+      Math.max(0, this.queue[0].due - performance.now()),
+    );
   }
 
   clear(): void {
@@ -117,7 +126,13 @@ export class MasterProxy {
       server.once('error', reject);
       server.listen(0, HOST, () => resolve());
     });
-    const route: Route = { clientId, server, port: (server.address() as AddressInfo).port, fault: undefined, pipes: new Set() };
+    const route: Route = {
+      clientId,
+      server,
+      port: (server.address() as AddressInfo).port,
+      fault: undefined,
+      pipes: new Set(),
+    };
     this.routes.set(clientId, route);
     return route.port;
   }

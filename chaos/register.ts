@@ -42,8 +42,17 @@ export class FencedRegister {
   }
 
   /** Writes `sectionId` under `token`: 'accepted' / 'rejected' by the fenced log ('unfenced' when there is no token). */
-  async write(resource: string, token: number | undefined, sectionId: string): Promise<'accepted' | 'rejected' | 'unfenced'> {
-    const reply = await this.redis.chaosFencedWrite(3, ...keysOf(resource), token === undefined ? '' : String(token), sectionId);
+  async write(
+    resource: string,
+    token: number | undefined,
+    sectionId: string,
+  ): Promise<'accepted' | 'rejected' | 'unfenced'> {
+    const reply = await this.redis.chaosFencedWrite(
+      3,
+      ...keysOf(resource),
+      token === undefined ? '' : String(token),
+      sectionId,
+    );
     return reply === 1 ? 'accepted' : reply === 0 ? 'rejected' : 'unfenced';
   }
 
@@ -59,7 +68,10 @@ export class FencedRegister {
     } while (cursor !== '0');
     for (const resource of resources) {
       const [, fencedKey, unfencedKey] = keysOf(resource);
-      const [fenced, unfenced] = await Promise.all([this.redis.lrange(fencedKey, 0, -1), this.redis.lrange(unfencedKey, 0, -1)]);
+      const [fenced, unfenced] = await Promise.all([
+        this.redis.lrange(fencedKey, 0, -1),
+        this.redis.lrange(unfencedKey, 0, -1),
+      ]);
       out.set(resource, {
         fenced: fenced.map((entry) => {
           const bar = entry.indexOf('|');

@@ -54,7 +54,9 @@ async function main(): Promise<number> {
     await sleep(50);
     for (const n of [1, 2]) {
       const lock = await a.acquire('res');
-      console.log(`2. A (cut off from m4 m5) holds res with token ${lock.fencingToken}: ${await register.write('res', lock.fencingToken, `A${n}`)}`);
+      console.log(
+        `2. A (cut off from m4 m5) holds res with token ${lock.fencingToken}: ${await register.write('res', lock.fencingToken, `A${n}`)}`,
+      );
       await lock.release();
     }
     const stale = await a.acquire('res'); // never renewed: A stalls from here on
@@ -80,7 +82,9 @@ async function main(): Promise<number> {
     console.log(`4. with m1 m2 slow, B holds res with token ${next.fencingToken} (its quorum: m3 m4 m5)`);
     console.log(`5. B writes with token ${next.fencingToken}: ${await register.write('res', next.fencingToken, 'B2')}`);
     await next.release();
-    console.log(`   A wakes up and writes with token ${stale.fencingToken}: ${await register.write('res', stale.fencingToken, 'A-stale')}`);
+    console.log(
+      `   A wakes up and writes with token ${stale.fencingToken}: ${await register.write('res', stale.fencingToken, 'A-stale')}`,
+    );
     await stale.release();
     const broken = !(next.fencingToken! > stale.fencingToken!);
     console.log(

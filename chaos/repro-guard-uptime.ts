@@ -62,7 +62,10 @@ async function main(): Promise<number> {
       }
       console.log(
         `try ${attempt}: restarted m1 m2 m3 at .${String(restartedAt % 1_000).padStart(3, '0')} s; ${upFor} ms later INFO says uptime_in_seconds = ${uptimes.join(', ')}; ` +
-          `B's guard distrusts them for ${b.distrustedFor.slice(0, 3).map((ms) => Math.round(ms)).join(', ')} ms. ${outcome}`,
+          `B's guard distrusts them for ${b.distrustedFor
+            .slice(0, 3)
+            .map((ms) => Math.round(ms))
+            .join(', ')} ms. ${outcome}`,
       );
       await held.release();
       await Promise.all([a.close(), b.close()]);

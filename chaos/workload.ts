@@ -86,7 +86,12 @@ const message = (e: unknown) => (e instanceof Error ? `${e.name}: ${e.message}` 
 export function createWorkload(lib: Lib, config: WorkloadConfig, hooks: WorkloadHooks): Workload {
   const { phase, client, ttl } = config;
   const register = new FencedRegister(config.registerUrl);
-  const retry = { retryCount: Infinity, retryDelay: config.retryDelay, retryJitter: config.retryJitter, acquireTimeout: config.acquireTimeout };
+  const retry = {
+    retryCount: Infinity,
+    retryDelay: config.retryDelay,
+    retryJitter: config.retryJitter,
+    acquireTimeout: config.acquireTimeout,
+  };
   // Per-call options; `fencing` is per call on purpose (the module option is set as well).
   const lockedOptions: LibModule.LockedOptions = { ttl, fencing: config.fencing, ...retry };
   const usingOptions: LibModule.AcquireOptions = { fencing: config.fencing, ...retry };
@@ -113,7 +118,8 @@ export function createWorkload(lib: Lib, config: WorkloadConfig, hooks: Workload
       const value = signal.aborted;
       if (!value) {
         track();
-        if (at > rec.deadline!) rec.heldReadAfterDeadlineMs = Math.max(rec.heldReadAfterDeadlineMs ?? 0, at - rec.deadline!);
+        if (at > rec.deadline!)
+          rec.heldReadAfterDeadlineMs = Math.max(rec.heldReadAfterDeadlineMs ?? 0, at - rec.deadline!);
       }
       return value;
     };
@@ -188,7 +194,12 @@ export function createWorkload(lib: Lib, config: WorkloadConfig, hooks: Workload
     constructor(@Inject(lib.RedlockService) private readonly redlock: Service) {}
 
     run(resource: string, plan: Plan): Promise<void> {
-      return this.redlock.using(resource, ttl, (lock) => body(lock, resource, plan), plan.rec.fenced ? usingOptions : unfencedOptions);
+      return this.redlock.using(
+        resource,
+        ttl,
+        (lock) => body(lock, resource, plan),
+        plan.rec.fenced ? usingOptions : unfencedOptions,
+      );
     }
   }
 
@@ -226,7 +237,11 @@ export function createWorkload(lib: Lib, config: WorkloadConfig, hooks: Workload
       const via = turn % 2 === 0 ? 'locked' : 'using';
       const unfenced = !hot && turn % 4 === 1; // every other cold `using` section
       turn++;
-      const [lo, hi] = hot ? (Math.random() < config.hotLongShare ? config.hotLongHoldMs : config.hotHoldMs) : config.coldHoldMs;
+      const [lo, hi] = hot
+        ? Math.random() < config.hotLongShare
+          ? config.hotLongHoldMs
+          : config.hotHoldMs
+        : config.coldHoldMs;
       const hold = rand(lo, hi);
       const chunks: number[] = [];
       for (let left = hold; left > 0; left -= 40) chunks.push(Math.min(40, left));
@@ -251,7 +266,16 @@ export function createWorkload(lib: Lib, config: WorkloadConfig, hooks: Workload
         if (rec.start === undefined) {
           if (!running && !(error instanceof lib.LockAcquisitionError)) break; // shutting down
           const kind = error instanceof lib.LockAcquisitionError ? (error.busy ? 'busy' : 'unavailable') : 'other';
-          hooks.failure({ phase, client, resource, hot, requestedAt: rec.requestedAt!, failedAt: sharedNow(), kind, message: message(error) });
+          hooks.failure({
+            phase,
+            client,
+            resource,
+            hot,
+            requestedAt: rec.requestedAt!,
+            failedAt: sharedNow(),
+            kind,
+            message: message(error),
+          });
           if (kind === 'other') await sleep(20);
           continue;
         }
@@ -289,7 +313,10 @@ export function createWorkload(lib: Lib, config: WorkloadConfig, hooks: Workload
       const record: ProbeRecord = { phase, client, round, startedAt };
       try {
         const redlock = app!.get<Service>(lib.RedlockService);
-        const lock = await redlock.acquire(`${phase}:probe:${client}:${round}`, ttl, { ...retry, acquireTimeout: budgetMs });
+        const lock = await redlock.acquire(`${phase}:probe:${client}:${round}`, ttl, {
+          ...retry,
+          acquireTimeout: budgetMs,
+        });
         record.grantedAt = sharedNow();
         await lock.release();
       } catch (error) {

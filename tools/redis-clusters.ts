@@ -62,7 +62,13 @@ export interface RedisClusterOptions {
 }
 
 async function command(node: RedisMaster, ...args: (string | number)[]): Promise<unknown> {
-  const client = new Redis({ host: HOST, port: node.port, lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false });
+  const client = new Redis({
+    host: HOST,
+    port: node.port,
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+  });
   client.on('error', () => undefined);
   try {
     await client.connect();
@@ -72,7 +78,9 @@ async function command(node: RedisMaster, ...args: (string | number)[]): Promise
   }
 }
 
-async function startCluster(options: Required<Omit<RedisClusterOptions, 'redisServer'>> & { redisServer?: string }): Promise<RedisCluster> {
+async function startCluster(
+  options: Required<Omit<RedisClusterOptions, 'redisServer'>> & { redisServer?: string },
+): Promise<RedisCluster> {
   const { shards, replicas } = options;
   // The cluster bus listens on a port of its own; pick it free too, rather than port + 10000, which
   // can fall outside the port range for high ephemeral ports.
@@ -80,10 +88,22 @@ async function startCluster(options: Required<Omit<RedisClusterOptions, 'redisSe
   const args = (port: number): string[] => {
     const bus = busPorts.get(port);
     if (bus === undefined) throw new Error(`no cluster bus port reserved for ${port}`);
-    return ['--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, '--cluster-port', String(bus),
-      '--cluster-node-timeout', '1000', '--cluster-require-full-coverage', 'yes',
+    return [
+      '--cluster-enabled',
+      'yes',
+      '--cluster-config-file',
+      `nodes-${port}.conf`,
+      '--cluster-port',
+      String(bus),
+      '--cluster-node-timeout',
+      '1000',
+      '--cluster-require-full-coverage',
+      'yes',
       // A replica that never finished its first sync cannot be promoted; sync at once, not after 5 s.
-      '--repl-diskless-sync-delay', '0', ...options.args];
+      '--repl-diskless-sync-delay',
+      '0',
+      ...options.args,
+    ];
   };
   // Reserve bus ports lazily: `startRedisMasters` picks each node's port, then asks for its arguments.
   const withBus = (port: number): string[] => {
@@ -99,12 +119,20 @@ async function startCluster(options: Required<Omit<RedisClusterOptions, 'redisSe
     const shardList: RedisClusterShard[] = primaries.map((primary, i) => {
       const first = Math.floor((SLOTS * i) / shards);
       const last = Math.floor((SLOTS * (i + 1)) / shards) - 1;
-      return { primary, replicas: nodes.slice(shards + i * replicas, shards + (i + 1) * replicas), slots: [first, last] };
+      return {
+        primary,
+        replicas: nodes.slice(shards + i * replicas, shards + (i + 1) * replicas),
+        slots: [first, last],
+      };
     });
-    for (const shard of shardList) await command(shard.primary, 'CLUSTER', 'ADDSLOTSRANGE', shard.slots[0], shard.slots[1]);
-    for (const node of nodes.slice(1)) await command(node, 'CLUSTER', 'MEET', HOST, nodes[0].port, busPorts.get(nodes[0].port)!);
+    for (const shard of shardList)
+      await command(shard.primary, 'CLUSTER', 'ADDSLOTSRANGE', shard.slots[0], shard.slots[1]);
+    for (const node of nodes.slice(1))
+      await command(node, 'CLUSTER', 'MEET', HOST, nodes[0].port, busPorts.get(nodes[0].port)!);
     await waitFor(nodes, async (node) => {
-      const known = String(await command(node, 'CLUSTER', 'NODES')).trim().split('\n').length;
+      const known = String(await command(node, 'CLUSTER', 'NODES'))
+        .trim()
+        .split('\n').length;
       return known === nodes.length;
     });
     for (const shard of shardList) {
@@ -135,12 +163,17 @@ async function startCluster(options: Required<Omit<RedisClusterOptions, 'redisSe
   }
 }
 
-async function waitFor(nodes: readonly RedisMaster[], ok: (node: RedisMaster) => Promise<boolean>, timeoutMs = READY_TIMEOUT_MS): Promise<void> {
+async function waitFor(
+  nodes: readonly RedisMaster[],
+  ok: (node: RedisMaster) => Promise<boolean>,
+  timeoutMs = READY_TIMEOUT_MS,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const results = await Promise.all(nodes.map((n) => ok(n).catch(() => false)));
     if (results.every(Boolean)) return;
-    if (Date.now() > deadline) throw new Error(`Redis Cluster on ${nodes.map((n) => n.port).join(', ')} not ready within ${timeoutMs} ms`);
+    if (Date.now() > deadline)
+      throw new Error(`Redis Cluster on ${nodes.map((n) => n.port).join(', ')} not ready within ${timeoutMs} ms`);
     await delay(100);
   }
 }
@@ -155,9 +188,12 @@ export async function startRedisClusters(count: number, options: RedisClusterOpt
   const shards = options.shards ?? 3;
   const replicas = options.replicas ?? 0;
   if (!Number.isInteger(shards) || shards < 1) throw new RangeError(`shards must be an integer >= 1, got ${shards}`);
-  if (!Number.isInteger(replicas) || replicas < 0) throw new RangeError(`replicas must be an integer >= 0, got ${replicas}`);
+  if (!Number.isInteger(replicas) || replicas < 0)
+    throw new RangeError(`replicas must be an integer >= 0, got ${replicas}`);
   const results = await Promise.allSettled(
-    Array.from({ length: count }, () => startCluster({ shards, replicas, redisServer: options.redisServer, args: options.args ?? [] })),
+    Array.from({ length: count }, () =>
+      startCluster({ shards, replicas, redisServer: options.redisServer, args: options.args ?? [] }),
+    ),
   );
   const clusters = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
   const stop = async (): Promise<void> => void (await Promise.all(clusters.map((c) => c.stop())));

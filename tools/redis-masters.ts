@@ -84,14 +84,30 @@ function onExit(): void {
 export type ServerArgs = readonly string[] | ((port: number) => readonly string[]);
 
 function launch(bin: string, port: number, dir: string, extra: ServerArgs = []): Proc {
-  const args = ['--port', String(port), '--bind', HOST, '--save', '', '--appendonly', 'no',
-    '--protected-mode', 'no', '--daemonize', 'no', '--loglevel', 'warning', '--dir', dir,
-    ...(typeof extra === 'function' ? extra(port) : extra)];
+  const args = [
+    '--port',
+    String(port),
+    '--bind',
+    HOST,
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--protected-mode',
+    'no',
+    '--daemonize',
+    'no',
+    '--loglevel',
+    'warning',
+    '--dir',
+    dir,
+    ...(typeof extra === 'function' ? extra(port) : extra),
+  ];
   const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const state: Proc['state'] = { done: false, output: '' };
   const capture = (chunk: Buffer) => (state.output = (state.output + chunk.toString()).slice(-4096));
-  child.stdout!.on('data', capture);
-  child.stderr!.on('data', capture);
+  child.stdout.on('data', capture);
+  child.stderr.on('data', capture);
   if (!exitHookInstalled) process.on('exit', onExit);
   exitHookInstalled = true;
   running.add(child);
@@ -145,7 +161,13 @@ async function startOn(bin: string, port: number, dir: string, extra?: ServerArg
   throw new Error(`redis-server (${bin}) on ${HOST}:${port} ${why}. Output:\n${output || '(none)'}`);
 }
 
-function createMaster(port: number, bin: string, dir: string | undefined, proc: Proc | undefined, extra?: ServerArgs): RedisMaster {
+function createMaster(
+  port: number,
+  bin: string,
+  dir: string | undefined,
+  proc: Proc | undefined,
+  extra?: ServerArgs,
+): RedisMaster {
   // `proc` stays set after an unexpected exit (e.g. killed by someone else) until kill() or stop() reaps it.
   const live = () => (proc?.state.done ? undefined : proc);
   const signal = (name: NodeJS.Signals) => {
@@ -223,7 +245,10 @@ async function startMaster(bin: string, extra?: ServerArgs): Promise<RedisMaster
  */
 export async function startRedisMasters(
   count: number,
-  options: { redisServer?: string; /** Extra server arguments, e.g. `['--maxmemory', '4mb']`. */ args?: ServerArgs } = {},
+  options: {
+    redisServer?: string;
+    /** Extra server arguments, e.g. `['--maxmemory', '4mb']`. */ args?: ServerArgs;
+  } = {},
 ): Promise<RedisMasters> {
   if (!Number.isInteger(count) || count < 0) throw new RangeError(`count must be an integer >= 0, got ${count}`);
   const bin = options.redisServer ?? process.env.REDIS_SERVER ?? 'redis-server';

@@ -6,6 +6,13 @@ import { redlockUniversal } from './redlock-universal.js';
 import type { AdapterFactory } from './types.js';
 
 /** Every subject, in report order: this library, the peers, then the raw limit. */
-export const FACTORIES: readonly AdapterFactory[] = [quorumLock, nodeRedlock, redlockUniversal, redisSemaphore, rawQuorum, rawQuorumPipelined];
+export const FACTORIES: readonly AdapterFactory[] = [
+  quorumLock,
+  nodeRedlock,
+  redlockUniversal,
+  redisSemaphore,
+  rawQuorum,
+  rawQuorumPipelined,
+];
 
 export const OURS = quorumLock.id;

@@ -29,7 +29,11 @@ function quorumOf(calls: Promise<unknown>[], quorum: number, ok: (reply: unknown
         reject(new Error('no quorum'));
       }
     };
-    for (const call of calls) call.then((reply) => vote(ok(reply)), () => vote(false));
+    for (const call of calls)
+      call.then(
+        (reply) => vote(ok(reply)),
+        () => vote(false),
+      );
   });
 }
 
@@ -53,12 +57,21 @@ function rawFactory(autoPipelining: boolean): AdapterFactory {
           try {
             await quorumOf(calls, quorum, (reply) => reply === 'OK');
           } catch (error) {
-            void quorumOf(clients.map((c) => c.evalsha(sha, 1, key, value)), quorum, () => true).catch(() => {});
+            void quorumOf(
+              clients.map((c) => c.evalsha(sha, 1, key, value)),
+              quorum,
+              () => true,
+            ).catch(() => {});
             throw error;
           }
           return { key, value };
         },
-        release: ({ key, value }) => quorumOf(clients.map((c) => c.evalsha(sha, 1, key, value)), quorum, () => true),
+        release: ({ key, value }) =>
+          quorumOf(
+            clients.map((c) => c.evalsha(sha, 1, key, value)),
+            quorum,
+            () => true,
+          ),
         close: () => closeClients(clients),
       };
     },

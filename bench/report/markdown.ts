@@ -11,7 +11,11 @@ const RAW_AP = 'raw-ap';
 
 /** A Markdown table; the first `text` columns are left-aligned, the rest (numbers) right-aligned. */
 const table = (head: string[], rows: string[][], text = 1): string =>
-  [`| ${head.join(' | ')} |`, `|${head.map((_, i) => (i < text ? ' --- ' : ' ---: ')).join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+  [
+    `| ${head.join(' | ')} |`,
+    `|${head.map((_, i) => (i < text ? ' --- ' : ' ---: ')).join('|')}|`,
+    ...rows.map((r) => `| ${r.join(' | ')} |`),
+  ].join('\n');
 
 const nameOf = (subjects: SubjectInfo[], id: string): string => {
   const s = subjects.find((x) => x.id === id);
@@ -69,10 +73,27 @@ function throughputSection(r: MastersResults, subjects: SubjectInfo[]): string {
       med(spread(servers[s.id]), (n) => num(n)),
       num(errors[s.id].reduce((a, b) => a + b, 0)),
     ]);
-  return table(['subject', 'cycles/s', '÷ raw quorum', '÷ raw auto-pipelined', 'quorum-lock ÷ this', 'client CPU µs/cycle', 'servers CPU µs/cycle', 'errors'], rows);
+  return table(
+    [
+      'subject',
+      'cycles/s',
+      '÷ raw quorum',
+      '÷ raw auto-pipelined',
+      'quorum-lock ÷ this',
+      'client CPU µs/cycle',
+      'servers CPU µs/cycle',
+      'errors',
+    ],
+    rows,
+  );
 }
 
-function contentionRows(t: Record<string, ContentionResult[]>, subjects: SubjectInfo[], profile: RetryProfile, fallback?: Record<string, ContentionResult[]>): string[][] {
+function contentionRows(
+  t: Record<string, ContentionResult[]>,
+  subjects: SubjectInfo[],
+  profile: RetryProfile,
+  fallback?: Record<string, ContentionResult[]>,
+): string[][] {
   return subjects
     .filter((s) => s.kind === 'library' && (t[s.id] || (s.retry.fast === null && fallback?.[s.id])))
     .map((s) => {
@@ -89,7 +110,10 @@ function contentionRows(t: Record<string, ContentionResult[]>, subjects: Subject
         short(Math.max(...runs.map((x) => x.waitMax).filter(Number.isFinite))),
         m((x) => x.idleGapP50),
         short(Math.max(...runs.map((x) => x.idleGapMax).filter(Number.isFinite))),
-        m((x) => x.jain, (n) => num(n, 3)),
+        m(
+          (x) => x.jain,
+          (n) => num(n, 3),
+        ),
         num(runs.reduce((a, x) => a + x.overlaps, 0)),
         m((x) => x.failedCallsPerSec),
         num(runs.reduce((a, x) => a + x.unserved, 0)),
@@ -101,7 +125,21 @@ function contentionSection(r: MastersResults, subjects: SubjectInfo[], profile: 
   const t = r.contention[profile];
   const rows = contentionRows(t, subjects, profile, profile === 'fast' ? r.contention.default : undefined);
   if (rows.length === 0) return '';
-  const head = ['subject', 'retry settings', 'acquisitions/s', 'handoffs/s', 'handoff wait p50 ms', 'p99 ms', 'max ms', 'idle gap p50 ms', 'longest idle gap ms', "Jain's index", 'overlaps', 'failed acquire calls/s', 'unserved'];
+  const head = [
+    'subject',
+    'retry settings',
+    'acquisitions/s',
+    'handoffs/s',
+    'handoff wait p50 ms',
+    'p99 ms',
+    'max ms',
+    'idle gap p50 ms',
+    'longest idle gap ms',
+    "Jain's index",
+    'overlaps',
+    'failed acquire calls/s',
+    'unserved',
+  ];
   return table(head, rows, 2);
 }
 
@@ -134,7 +172,12 @@ function targetsSection(r: MastersResults, subjects: SubjectInfo[], decorated: M
     const best = bestPeer(p50, subjects, (a, b) => a < b);
     if (best) {
       const x = pairedRatio(p50[OURS], p50[best]);
-      rows.push([`uncontended p50 no slower than the best peer (${best})`, `${ratio(x)} of ${best}`, '≤ 1.00×', mark(x <= 1)]);
+      rows.push([
+        `uncontended p50 no slower than the best peer (${best})`,
+        `${ratio(x)} of ${best}`,
+        '≤ 1.00×',
+        mark(x <= 1),
+      ]);
     }
     if (p50[RAW]) {
       const x = pairedRatio(p50[OURS], p50[RAW]);
@@ -170,7 +213,12 @@ function targetsSection(r: MastersResults, subjects: SubjectInfo[], decorated: M
     const bestW = bestPeer(p99, subjects, (a, b) => a < b);
     if (bestW) {
       const x = pairedRatio(p99[OURS], p99[bestW]);
-      rows.push([`contention (${label}): handoff wait p99 ≤ 1/10 of the best peer's (${bestW})`, ratio(x), '≤ 0.10×', mark(x <= 0.1)]);
+      rows.push([
+        `contention (${label}): handoff wait p99 ≤ 1/10 of the best peer's (${bestW})`,
+        ratio(x),
+        '≤ 0.10×',
+        mark(x <= 0.1),
+      ]);
     }
     const j = spread(t[OURS].map((x) => x.jain)).median;
     rows.push([`contention (${label}): Jain's index ≥ 0.95`, num(j, 3), '≥ 0.95', mark(j >= 0.95)]);
@@ -179,9 +227,17 @@ function targetsSection(r: MastersResults, subjects: SubjectInfo[], decorated: M
   }
   const d = decorated?.decorator;
   if (d) {
-    const where = `${decorated!.masters} master${decorated!.masters > 1 ? 's' : ''}`;
-    const lat = pairedRatio(d.locked.latency.map((x) => x.p50), d.using.latency.map((x) => x.p50)) - 1;
-    const tp = pairedRatio(d.using.throughput.map((x) => x.cyclesPerSec), d.locked.throughput.map((x) => x.cyclesPerSec)) - 1;
+    const where = `${decorated.masters} master${decorated.masters > 1 ? 's' : ''}`;
+    const lat =
+      pairedRatio(
+        d.locked.latency.map((x) => x.p50),
+        d.using.latency.map((x) => x.p50),
+      ) - 1;
+    const tp =
+      pairedRatio(
+        d.using.throughput.map((x) => x.cyclesPerSec),
+        d.locked.throughput.map((x) => x.cyclesPerSec),
+      ) - 1;
     rows.push([`@Locked overhead over \`using\`, sequential p50 (${where})`, pct(lat), '≤ +5 %', mark(lat <= 0.05)]);
     rows.push([`@Locked overhead over \`using\`, throughput (${where})`, pct(tp), '≤ +5 %', mark(tp <= 0.05)]);
   }
@@ -214,12 +270,17 @@ export function renderMarkdown(res: RunResults, svgFile: string): string {
     `- TTL ${num(c.ttl)} ms everywhere. Latency: ${c.latency.samples} sequential cycles after ${c.latency.warmup} warm-up cycles, fresh key each. ` +
       `Throughput: ${c.throughput.concurrency} concurrent callers on distinct fresh keys, ${num(c.throughput.windowMs)} ms counted after ${c.throughput.warmupMs} ms warm-up. ` +
       `Contention: ${c.contention.callers} callers on one key, each holding it ${c.contention.holdMs} ms, ${num(c.contention.windowMs)} ms window.`,
-    '- CPU per cycle (throughput tables): this process\'s user+system time (`process.cpuUsage()`, all threads) and the masters\' on-CPU time ' +
-      '(`/proc/PID/schedstat` of each redis-server\'s main thread, summed), over the counted window, divided by the cycles counted.',
+    "- CPU per cycle (throughput tables): this process's user+system time (`process.cpuUsage()`, all threads) and the masters' on-CPU time " +
+      "(`/proc/PID/schedstat` of each redis-server's main thread, summed), over the counted window, divided by the cycles counted.",
     '',
     table(
       ['subject', 'version', 'default retry settings', '"10 ms" profile'],
-      subjects.map((s) => [nameOf(subjects, s.id), s.version, s.retry.default, s.kind === 'limit' ? '–' : (s.retry.fast ?? 'its default')]),
+      subjects.map((s) => [
+        nameOf(subjects, s.id),
+        s.version,
+        s.retry.default,
+        s.kind === 'limit' ? '–' : (s.retry.fast ?? 'its default'),
+      ]),
       4,
     ),
     '',
@@ -237,17 +298,44 @@ export function renderMarkdown(res: RunResults, svgFile: string): string {
       'Rates count the window only; acquires under way at its end finish and their waits are kept.',
   );
   if (largest) {
-    const t = targetsSection(largest, subjects, res.byMasters.find((r) => r.decorator));
-    if (t) out.push('', `## Against the targets of issue #4 (${largest.masters} master${largest.masters > 1 ? 's' : ''})`, '', t);
+    const t = targetsSection(
+      largest,
+      subjects,
+      res.byMasters.find((r) => r.decorator),
+    );
+    if (t)
+      out.push(
+        '',
+        `## Against the targets of issue #4 (${largest.masters} master${largest.masters > 1 ? 's' : ''})`,
+        '',
+        t,
+      );
   }
   for (const r of res.byMasters) {
     out.push('', `## ${r.masters} master${r.masters > 1 ? 's' : ''}`);
-    if (Object.keys(r.latency).length) out.push('', '### 1. Uncontended latency (one caller, acquire+release of a fresh key)', '', latencySection(r, subjects));
+    if (Object.keys(r.latency).length)
+      out.push(
+        '',
+        '### 1. Uncontended latency (one caller, acquire+release of a fresh key)',
+        '',
+        latencySection(r, subjects),
+      );
     if (Object.keys(r.throughput).length)
-      out.push('', `### 2. Throughput (${c.throughput.concurrency} callers, distinct keys)`, '', throughputSection(r, subjects));
+      out.push(
+        '',
+        `### 2. Throughput (${c.throughput.concurrency} callers, distinct keys)`,
+        '',
+        throughputSection(r, subjects),
+      );
     for (const profile of ['default', 'fast'] as const) {
       const s = contentionSection(r, subjects, profile);
-      if (s) out.push('', `### 3${profile === 'default' ? 'a' : 'b'}. Contention, ${profile === 'default' ? "each library's default retry settings" : '10 ms retry delay'}`, '', s);
+      if (s)
+        out.push(
+          '',
+          `### 3${profile === 'default' ? 'a' : 'b'}. Contention, ${profile === 'default' ? "each library's default retry settings" : '10 ms retry delay'}`,
+          '',
+          s,
+        );
     }
     const d = decoratorSection(r);
     if (d) out.push('', '### 4. Decorator overhead (Nest application context, same masters, same work)', '', d);

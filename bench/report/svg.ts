@@ -43,10 +43,16 @@ function panel(p: Panel, x0: number, y0: number, width: number, height: number):
   const y = (v: number) => top + plotH - (v / yMax) * plotH;
   out.push(`<text x="${x0 + left}" y="${y0 + 14}" class="title">${esc(p.title)}</text>`);
   for (let v = 0; v <= yMax + step / 2; v += step) {
-    out.push(`<line x1="${x0 + left}" x2="${x0 + left + plotW}" y1="${y(v).toFixed(1)}" y2="${y(v).toFixed(1)}" class="grid"/>`);
-    out.push(`<text x="${x0 + left - 6}" y="${(y(v) + 4).toFixed(1)}" class="tick" text-anchor="end">${kilo(v)}</text>`);
+    out.push(
+      `<line x1="${x0 + left}" x2="${x0 + left + plotW}" y1="${y(v).toFixed(1)}" y2="${y(v).toFixed(1)}" class="grid"/>`,
+    );
+    out.push(
+      `<text x="${x0 + left - 6}" y="${(y(v) + 4).toFixed(1)}" class="tick" text-anchor="end">${kilo(v)}</text>`,
+    );
   }
-  out.push(`<text transform="translate(${x0 + 14},${top + plotH / 2}) rotate(-90)" class="tick" text-anchor="middle">${esc(p.unit)}</text>`);
+  out.push(
+    `<text transform="translate(${x0 + 14},${top + plotH / 2}) rotate(-90)" class="tick" text-anchor="middle">${esc(p.unit)}</text>`,
+  );
   const groupW = plotW / Math.max(1, p.groups.length);
   p.groups.forEach((g, gi) => {
     const n = Math.max(1, g.bars.length);
@@ -56,14 +62,22 @@ function panel(p: Panel, x0: number, y0: number, width: number, height: number):
       if (!Number.isFinite(b.s.median)) return;
       const bx = gx + bi * barW;
       const by = y(b.s.median);
-      out.push(`<rect x="${bx.toFixed(1)}" y="${by.toFixed(1)}" width="${(barW - 3).toFixed(1)}" height="${(top + plotH - by).toFixed(1)}" fill="${COLORS[b.id] ?? '#888'}"><title>${esc(b.id)}: ${kilo(b.s.median)} (${kilo(b.s.min)}–${kilo(b.s.max)})</title></rect>`);
+      out.push(
+        `<rect x="${bx.toFixed(1)}" y="${by.toFixed(1)}" width="${(barW - 3).toFixed(1)}" height="${(top + plotH - by).toFixed(1)}" fill="${COLORS[b.id] ?? '#888'}"><title>${esc(b.id)}: ${kilo(b.s.median)} (${kilo(b.s.min)}–${kilo(b.s.max)})</title></rect>`,
+      );
       if (b.s.max > b.s.min) {
         const cx = (bx + (barW - 3) / 2).toFixed(1);
-        out.push(`<line x1="${cx}" x2="${cx}" y1="${y(b.s.min).toFixed(1)}" y2="${y(b.s.max).toFixed(1)}" class="whisker"/>`);
+        out.push(
+          `<line x1="${cx}" x2="${cx}" y1="${y(b.s.min).toFixed(1)}" y2="${y(b.s.max).toFixed(1)}" class="whisker"/>`,
+        );
       }
-      out.push(`<text x="${(bx + (barW - 3) / 2).toFixed(1)}" y="${(Math.min(by, y(b.s.max)) - 4).toFixed(1)}" class="value" text-anchor="middle">${kilo(b.s.median)}</text>`);
+      out.push(
+        `<text x="${(bx + (barW - 3) / 2).toFixed(1)}" y="${(Math.min(by, y(b.s.max)) - 4).toFixed(1)}" class="value" text-anchor="middle">${kilo(b.s.median)}</text>`,
+      );
     });
-    out.push(`<text x="${(x0 + left + gi * groupW + groupW / 2).toFixed(1)}" y="${top + plotH + 18}" class="group" text-anchor="middle">${esc(g.label)}</text>`);
+    out.push(
+      `<text x="${(x0 + left + gi * groupW + groupW / 2).toFixed(1)}" y="${top + plotH + 18}" class="group" text-anchor="middle">${esc(g.label)}</text>`,
+    );
   });
   out.push(`<line x1="${x0 + left}" x2="${x0 + left + plotW}" y1="${top + plotH}" y2="${top + plotH}" class="axis"/>`);
   return out.join('\n');
@@ -78,12 +92,15 @@ export function renderSvg(res: RunResults): string {
       label: `${r.masters} master${r.masters > 1 ? 's' : ''}`,
       bars: ids.filter((id) => pick(r)[id]).map((id) => ({ id, s: spread(pick(r)[id]) })),
     }));
-  const cps = (r: RunResults['byMasters'][number]) => Object.fromEntries(Object.entries(r.throughput).map(([id, x]) => [id, x.map((t) => t.cyclesPerSec)]));
-  const p50 = (r: RunResults['byMasters'][number]) => Object.fromEntries(Object.entries(r.latency).map(([id, x]) => [id, x.map((t) => t.p50)]));
+  const cps = (r: RunResults['byMasters'][number]) =>
+    Object.fromEntries(Object.entries(r.throughput).map(([id, x]) => [id, x.map((t) => t.cyclesPerSec)]));
+  const p50 = (r: RunResults['byMasters'][number]) =>
+    Object.fromEntries(Object.entries(r.latency).map(([id, x]) => [id, x.map((t) => t.p50)]));
   let lx = 20;
   const legend = res.subjects
     .map((s) => {
-      const label = s.kind === 'library' ? `${s.label} ${s.version}` : s.id === 'raw-ap' ? 'raw, auto-pipelined' : 'raw quorum';
+      const label =
+        s.kind === 'library' ? `${s.label} ${s.version}` : s.id === 'raw-ap' ? 'raw, auto-pipelined' : 'raw quorum';
       const x = lx;
       lx += 17 + label.length * 6.1 + 16; // ~6.1 px per character at 11 px
       return `<rect x="${x}" y="50" width="12" height="12" fill="${COLORS[s.id] ?? '#888'}"/><text x="${x + 17}" y="60" class="legend">${esc(label)}</text>`;

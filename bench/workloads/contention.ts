@@ -45,7 +45,10 @@ export interface ContentionResult {
   drainMs: number;
 }
 
-export async function runContention(adapter: LockAdapter, { callers, holdMs, windowMs, ttl, key }: ContentionOptions): Promise<ContentionResult> {
+export async function runContention(
+  adapter: LockAdapter,
+  { callers, holdMs, windowMs, ttl, key }: ContentionOptions,
+): Promise<ContentionResult> {
   const begin = performance.now();
   const end = begin + windowMs;
   const perCaller = new Array<number>(callers).fill(0);

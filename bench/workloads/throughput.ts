@@ -19,11 +19,17 @@ export interface ThroughputResult {
   serverCpuUs?: number;
 }
 
-export async function runThroughput(cycle: Cycle, { concurrency, warmupMs, windowMs, keyPrefix }: ThroughputOptions, cpu?: CpuSampler): Promise<ThroughputResult> {
+export async function runThroughput(
+  cycle: Cycle,
+  { concurrency, warmupMs, windowMs, keyPrefix }: ThroughputOptions,
+  cpu?: CpuSampler,
+): Promise<ThroughputResult> {
   const begin = performance.now();
   let cpuFrom: CpuTimes | undefined;
   let cpuTo: CpuTimes | undefined;
-  const marks = cpu ? [setTimeout(() => (cpuFrom = cpu()), warmupMs), setTimeout(() => (cpuTo = cpu()), warmupMs + windowMs)] : [];
+  const marks = cpu
+    ? [setTimeout(() => (cpuFrom = cpu()), warmupMs), setTimeout(() => (cpuTo = cpu()), warmupMs + windowMs)]
+    : [];
   const countFrom = begin + warmupMs;
   const end = countFrom + windowMs;
   let cycles = 0;

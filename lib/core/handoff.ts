@@ -135,7 +135,15 @@ export const ticketed: AcquireRoundKind = {
   send: (m, r) => {
     const t = r.ticket!;
     const keys = [r.keys[0], ...queueKeysOf(r.keys[0]), ...(r.counters ? [r.counters[0]] : [])];
-    return handoffClient(m).quorumLockTicketAcquire(keys.length, ...keys, r.value, String(r.ttl), t.id, t.score, String(Math.ceil(t.lease)));
+    return handoffClient(m).quorumLockTicketAcquire(
+      keys.length,
+      ...keys,
+      r.value,
+      String(r.ttl),
+      t.id,
+      t.score,
+      String(Math.ceil(t.lease)),
+    );
   },
   isGranted: (reply) => Array.isArray(reply) && reply[0] === 1,
   highestCounter: (reply) => (Array.isArray(reply) && reply[0] === 1 ? Number(reply[1]) : 0),
@@ -160,15 +168,38 @@ export function rankOf(replies: readonly unknown[], quorum: number): number | un
 }
 
 /** Compare-and-delete of a single key that hands it to the first live ticket, if any. */
-export function handoffRelease(master: Master, key: string, value: string, announce: boolean, channel: string, reserveMs: number): Promise<number> {
+export function handoffRelease(
+  master: Master,
+  key: string,
+  value: string,
+  announce: boolean,
+  channel: string,
+  reserveMs: number,
+): Promise<number> {
   const keys = [key, ...queueKeysOf(key)];
-  return handoffClient(master).quorumLockHandoffRelease(keys.length, ...keys, value, announce ? '1' : '0', channel, String(Math.ceil(reserveMs)));
+  return handoffClient(master).quorumLockHandoffRelease(
+    keys.length,
+    ...keys,
+    value,
+    announce ? '1' : '0',
+    channel,
+    String(Math.ceil(reserveMs)),
+  );
 }
 
 /** Removes a ticket from every master's queue (fire and forget: it lapses anyway). */
-export function withdrawTicket(masters: readonly Master[], key: string, ticket: HandoffTicket, channel: string, reserveMs: number): void {
+export function withdrawTicket(
+  masters: readonly Master[],
+  key: string,
+  ticket: HandoffTicket,
+  channel: string,
+  reserveMs: number,
+): void {
   const keys = [key, ...queueKeysOf(key)];
-  for (const m of masters) void handoffClient(m).quorumLockWithdraw(3, ...keys, ticket.id, channel, String(Math.ceil(reserveMs))).catch(() => undefined);
+  for (const m of masters)
+    void handoffClient(m)
+      .quorumLockWithdraw(3, ...keys, ticket.id, channel, String(Math.ceil(reserveMs)))
+      .catch(() => undefined);
 }
 
 /** Splits a release message: `value`, or `value\nticket` when the key was handed to that ticket. */

@@ -370,7 +370,10 @@ function clusterReads(master: Master, keys: InspectKeys): { multi(): ReturnType<
     exec: async (): Promise<[Error | null, unknown][]> => {
       const { key } = keys;
       const settle = (p: Promise<unknown>): Promise<[Error | null, unknown]> =>
-        p.then((v): [Error | null, unknown] => [null, v], (e: unknown): [Error | null, unknown] => [e instanceof Error ? e : new Error(String(e)), null]);
+        p.then(
+          (v): [Error | null, unknown] => [null, v],
+          (e: unknown): [Error | null, unknown] => [e instanceof Error ? e : new Error(String(e)), null],
+        );
       const [own, ...rest] = await Promise.all([
         client.multi().type(key).get(key).zrange(key, '0', '-1', 'WITHSCORES').pttl(key).time().exec(),
         settle(client.get(keys.counterKey)),

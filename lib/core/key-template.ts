@@ -42,12 +42,18 @@ function compileTemplate(template: string, params: ParameterList, where: string)
     if (/^\d+$/.test(head)) {
       index = Number(head);
       if (index >= params.names.length && !params.open) {
-        throw new LockKeyError(`@Locked('${template}') on ${where}: placeholder ${text} refers to argument ${index}, but the method takes ${params.names.length}.`);
+        throw new LockKeyError(
+          `@Locked('${template}') on ${where}: placeholder ${text} refers to argument ${index}, but the method takes ${params.names.length}.`,
+        );
       }
     } else {
       index = params.names.indexOf(head);
       if (index < 0) {
-        const known = params.names.filter(Boolean).map((n) => `#${n}`).join(', ') || 'none';
+        const known =
+          params.names
+            .filter(Boolean)
+            .map((n) => `#${n}`)
+            .join(', ') || 'none';
         throw new LockKeyError(
           `@Locked('${template}') on ${where}: placeholder #${head} names no parameter (parameters by name: ${known}). Use a position such as #0, or a key function.`,
         );
@@ -71,8 +77,16 @@ function valueAt(args: readonly unknown[], piece: Exclude<Piece, string>, templa
     if (text.length > 0) return text;
   }
   const what =
-    kind === 'string' ? 'an empty string' : kind === 'object' || kind === 'function' ? `an ${kind}` : kind === 'number' ? String(value) : kind;
-  throw new LockKeyError(`@Locked('${template}') on ${where}: placeholder ${piece.text} is ${what} at call time; nothing was locked.`);
+    kind === 'string'
+      ? 'an empty string'
+      : kind === 'object' || kind === 'function'
+        ? `an ${kind}`
+        : kind === 'number'
+          ? String(value)
+          : kind;
+  throw new LockKeyError(
+    `@Locked('${template}') on ${where}: placeholder ${piece.text} is ${what} at call time; nothing was locked.`,
+  );
 }
 
 /**
@@ -85,14 +99,18 @@ export function compileLockKey(key: LockKey, params: ParameterList, where: strin
       const produced = key(...args);
       const list = typeof produced === 'string' ? [produced] : produced;
       if (!Array.isArray(list) || list.length === 0 || list.some((r) => typeof r !== 'string' || r.length === 0)) {
-        throw new LockKeyError(`@Locked on ${where}: the key function returned no usable resource name (${JSON.stringify(produced)}); nothing was locked.`);
+        throw new LockKeyError(
+          `@Locked on ${where}: the key function returned no usable resource name (${JSON.stringify(produced)}); nothing was locked.`,
+        );
       }
       return [...list];
     };
   }
   const templates = typeof key === 'string' ? [key] : key;
   if (!Array.isArray(templates) || templates.length === 0) {
-    throw new LockKeyError(`@Locked on ${where}: the key must be a template string, a non-empty array of them, or a function.`);
+    throw new LockKeyError(
+      `@Locked on ${where}: the key must be a template string, a non-empty array of them, or a function.`,
+    );
   }
   const compiled = templates.map((t) => ({ template: t, pieces: compileTemplate(t, params, where) }));
   return (args) =>

@@ -66,7 +66,12 @@ const OWNED_CLUSTER_DEFAULTS: ClusterOptions = {
 
 /** True for an ioredis `Cluster`. */
 export function isClusterInstance(node: unknown): node is Cluster {
-  return node !== null && typeof node === 'object' && (node as { isCluster?: unknown }).isCluster === true && typeof (node as Cluster).nodes === 'function';
+  return (
+    node !== null &&
+    typeof node === 'object' &&
+    (node as { isCluster?: unknown }).isCluster === true &&
+    typeof (node as Cluster).nodes === 'function'
+  );
 }
 
 function startupLabels(option: string, startup: readonly ClusterNode[]): string[] {
@@ -78,20 +83,37 @@ function startupLabels(option: string, startup: readonly ClusterNode[]): string[
         const url = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(n) ? n : `redis://${n}`);
         return hostLabel(url.hostname, url.port ? Number(url.port) : undefined);
       } catch {
-        throw new RedlockConfigError(option, `\`${option}.cluster[${k}]\` is not a host:port or redis:// URL: ${JSON.stringify(redactUrl(n))}.`);
+        throw new RedlockConfigError(
+          option,
+          `\`${option}.cluster[${k}]\` is not a host:port or redis:// URL: ${JSON.stringify(redactUrl(n))}.`,
+        );
       }
     }
     if (n !== null && typeof n === 'object') {
       checkPort(`${option}.cluster[${k}]`, n.port, JSON.stringify({ host: n.host, port: n.port }));
       return hostLabel(n.host, n.port === undefined ? undefined : Number(n.port));
     }
-    throw new RedlockConfigError(option, `\`${option}.cluster[${k}]\` must be { host, port }, "host:port" or a port; got ${n === null ? 'null' : typeof n}.`);
+    throw new RedlockConfigError(
+      option,
+      `\`${option}.cluster[${k}]\` must be { host, port }, "host:port" or a port; got ${n === null ? 'null' : typeof n}.`,
+    );
   });
 }
 
-function clusterDescription(option: string, startup: readonly ClusterNode[], make?: () => Cluster, instance?: Cluster): Described {
+function clusterDescription(
+  option: string,
+  startup: readonly ClusterNode[],
+  make?: () => Cluster,
+  instance?: Cluster,
+): Described {
   const servers = startupLabels(option, startup);
-  return { label: `cluster:${servers[0] ?? '?'}`, servers, cluster: true, ...(make ? { create: make as unknown as () => Redis } : {}), ...(instance ? { instance: instance as unknown as Redis } : {}) };
+  return {
+    label: `cluster:${servers[0] ?? '?'}`,
+    servers,
+    cluster: true,
+    ...(make ? { create: make as unknown as () => Redis } : {}),
+    ...(instance ? { instance: instance as unknown as Redis } : {}),
+  };
 }
 
 interface Described {
@@ -172,10 +194,16 @@ function describeNode(node: RedlockNode, index: number): Described {
   if (node !== null && typeof node === 'object' && !isRedisInstance(node) && 'cluster' in node) {
     const { cluster: startup, options } = node as { cluster: unknown; options?: ClusterOptions };
     if (!Array.isArray(startup) || startup.length === 0) {
-      throw new RedlockConfigError(option, `\`${option}.cluster\` must list the cluster's startup nodes ([{ host, port }, …]); got ${Array.isArray(startup) ? 'an empty list' : typeof startup}.`);
+      throw new RedlockConfigError(
+        option,
+        `\`${option}.cluster\` must list the cluster's startup nodes ([{ host, port }, …]); got ${Array.isArray(startup) ? 'an empty list' : typeof startup}.`,
+      );
     }
     if (options !== undefined && (options === null || typeof options !== 'object')) {
-      throw new RedlockConfigError(option, `\`${option}.options\` must be ioredis ClusterOptions (an object); got ${options === null ? 'null' : typeof options}.`);
+      throw new RedlockConfigError(
+        option,
+        `\`${option}.options\` must be ioredis ClusterOptions (an object); got ${options === null ? 'null' : typeof options}.`,
+      );
     }
     const merged: ClusterOptions = {
       ...OWNED_CLUSTER_DEFAULTS,
@@ -224,8 +252,11 @@ function describeNode(node: RedlockNode, index: number): Described {
   }
   if (node !== null && typeof node === 'object') {
     if (isRedisInstance(node)) {
-      const o = (node as Redis).options ?? {};
-      return { label: o.sentinels?.length ? sentinelLabel(o) : hostLabel(o.host, o.port, o.path), instance: node as Redis };
+      const o = node.options ?? {};
+      return {
+        label: o.sentinels?.length ? sentinelLabel(o) : hostLabel(o.host, o.port, o.path),
+        instance: node,
+      };
     }
     const o = node;
     if (o.sentinels?.length) {

@@ -136,7 +136,9 @@ export type ResolvedRetryOptions = Required<Omit<RetryOptions, 'acquireTimeout'>
 };
 
 /** Options with every default filled in. */
-export interface ResolvedRedlockOptions extends Required<Omit<RedlockOptions, 'acquireTimeout' | 'restartGuard' | 'fencingQuorum' | 'logger'>> {
+export interface ResolvedRedlockOptions extends Required<
+  Omit<RedlockOptions, 'acquireTimeout' | 'restartGuard' | 'fencingQuorum' | 'logger'>
+> {
   /** The `logger` option as given (undefined: the default). */
   logger: RedlockLogger | false | undefined;
   fencingQuorum: number;
@@ -334,12 +336,18 @@ export const REDLOCK_OPTIONS: {
     shown: "console warnings (Nest: `new Logger('Redlock')`)",
     doc: 'where the library logs: masters unreachable, distrusted or trusted again, an even number of masters, risky server settings. Any object with `log`, `warn`, `error` (and optionally `debug`); `false` silences it. No line contains a password or a lock value',
     check: (value, option) =>
-      value === false || isLogger(value) ? value : refuse(option, "must be false or an object with log, warn and error methods (Nest's Logger, console…)", value),
+      value === false || isLogger(value)
+        ? value
+        : refuse(
+            option,
+            "must be false or an object with log, warn and error methods (Nest's Logger, console…)",
+            value,
+          ),
   },
   allowEvictingMasters: {
     default: false,
     shown: '`false`',
-    doc: "let masters whose `maxmemory-policy` can evict keys vote (each is warned about once). Off, such a master is refused: see [Redis settings](#which-redis-settings-a-master-needs-and-why)",
+    doc: 'let masters whose `maxmemory-policy` can evict keys vote (each is warned about once). Off, such a master is refused: see [Redis settings](#which-redis-settings-a-master-needs-and-why)',
     check: isBoolean,
   },
 };

@@ -39,11 +39,25 @@ import { settleSplitVotes } from './split-votes.js';
 import { quorumOf, voteRound, type MasterOutcome, type VoteRound } from './votes.js';
 import { releaseChannelOf, Wakeups } from './wakeups.js';
 import { canQueue, handoffRelease, rankOf, withdrawTicket, type HandoffTicket } from './handoff.js';
-import { checkLockMode, coversRequest, setShape, shapeOf, type LockModeOptions, type RequestedShape } from './lock-mode.js';
+import {
+  checkLockMode,
+  coversRequest,
+  setShape,
+  shapeOf,
+  type LockModeOptions,
+  type RequestedShape,
+} from './lock-mode.js';
 import * as shared from './shared-rounds.js';
 import { inspectResource, type LockInspection } from './inspect.js';
 import { startTelemetry } from '../ops/telemetry.js';
-import { noteAttempt, noteOutcomes, publishLost, traceAcquire, traceLockOperation, tracing } from '../ops/diagnostics.js';
+import {
+  noteAttempt,
+  noteOutcomes,
+  publishLost,
+  traceAcquire,
+  traceLockOperation,
+  tracing,
+} from '../ops/diagnostics.js';
 
 /**
  * Per-call options of `acquire()` and `using()`.
@@ -104,7 +118,10 @@ interface InFlight {
 }
 
 /** Outcomes with a `timeout` for each master that has not answered. */
-function settledOutcomes(outcomes: readonly (MasterOutcome | undefined)[], masters: readonly Master[]): MasterOutcome[] {
+function settledOutcomes(
+  outcomes: readonly (MasterOutcome | undefined)[],
+  masters: readonly Master[],
+): MasterOutcome[] {
   return outcomes.map((o, i) => o ?? { master: masters[i].label, status: 'timeout' as const });
 }
 
@@ -117,7 +134,12 @@ const MAX_SPLIT_RETRIES = 5;
 const SPLIT_PAUSE_MS = 5;
 
 /** `tryAcquire()`'s policy: one attempt, no waiting. */
-const ONE_TRY: ResolvedRetryOptions = Object.freeze({ retryCount: 0, retryDelay: 0, retryJitter: 0, acquireTimeout: undefined });
+const ONE_TRY: ResolvedRetryOptions = Object.freeze({
+  retryCount: 0,
+  retryDelay: 0,
+  retryJitter: 0,
+  acquireTimeout: undefined,
+});
 
 /**
  * The Redlock algorithm over N independent Redis masters, with no framework attached.
@@ -216,7 +238,16 @@ export class Redlock {
     const [name] = this.checkResources(resource);
     const { keyPrefix, fencingPrefix, fencing, commandTimeout, driftFactor } = this.options;
     const read = (): Promise<LockInspection> =>
-      inspectResource(this.#masters, this.quorum, commandTimeout, driftFactor, name, keyPrefix + name, fencingPrefix + name, fencing);
+      inspectResource(
+        this.#masters,
+        this.quorum,
+        commandTimeout,
+        driftFactor,
+        name,
+        keyPrefix + name,
+        fencingPrefix + name,
+        fencing,
+      );
     return this.#connected ? read() : this.connect().then(read); // used before connect(): connect first
   }
 
@@ -256,7 +287,10 @@ export class Redlock {
    */
   async whenTrusted(options: { timeout?: number; signal?: AbortSignal } = {}): Promise<void> {
     const ttl = Math.max(this.options.restartGuard ? (this.options.restartGuard.largestTtl ?? 0) : 0, this.#largestTtl);
-    const timeout = options.timeout === undefined ? (this.options.restartGuard ? ttl + driftOf(ttl, this.options.driftFactor) : 0) + this.options.connectTimeout : checkTtl(options.timeout, 'timeout');
+    const timeout =
+      options.timeout === undefined
+        ? (this.options.restartGuard ? ttl + driftOf(ttl, this.options.driftFactor) : 0) + this.options.connectTimeout
+        : checkTtl(options.timeout, 'timeout');
     const deadline = now() + timeout;
     for (;;) {
       options.signal?.throwIfAborted();
@@ -267,9 +301,14 @@ export class Redlock {
       if (left <= 0) {
         const why = states
           .filter((m) => !m.trusted)
-          .map((m) => `${m.label} ${m.distrust ?? 'not counted'}${m.distrust === 'unreachable' ? (m.lastError ? ` (${m.lastError})` : '') : m.distrustedFor ? ` for ${m.distrustedFor} ms more` : ''}`)
+          .map(
+            (m) =>
+              `${m.label} ${m.distrust ?? 'not counted'}${m.distrust === 'unreachable' ? (m.lastError ? ` (${m.lastError})` : '') : m.distrustedFor ? ` for ${m.distrustedFor} ms more` : ''}`,
+          )
           .join(', ');
-        throw new RedlockError(`Fewer than ${this.quorum} of ${states.length} masters count after ${timeout} ms: ${why}.`);
+        throw new RedlockError(
+          `Fewer than ${this.quorum} of ${states.length} masters count after ${timeout} ms: ${why}.`,
+        );
       }
       await new Promise<void>((resolve) => setTimeout(resolve, Math.min(25, left)).unref());
     }
@@ -322,10 +361,22 @@ export class Redlock {
    * const lock = await redlock.acquire(['seat:12A', 'seat:12B'], 3_000);
    * try { await book(); } finally { await lock.release(); }
    */
-  acquire(resources: string | readonly string[], ttl: number | undefined, options: AcquireOptions & { onBusy: 'skip' }): Promise<Lock | undefined>;
-  acquire(resources: string | readonly string[], ttl?: number, options?: AcquireOptions & { onBusy?: 'wait' }): Promise<Lock>;
+  acquire(
+    resources: string | readonly string[],
+    ttl: number | undefined,
+    options: AcquireOptions & { onBusy: 'skip' },
+  ): Promise<Lock | undefined>;
+  acquire(
+    resources: string | readonly string[],
+    ttl?: number,
+    options?: AcquireOptions & { onBusy?: 'wait' },
+  ): Promise<Lock>;
   acquire(resources: string | readonly string[], ttl?: number, options?: AcquireOptions): Promise<Lock | undefined>;
-  async acquire(resources: string | readonly string[], ttl?: number, options?: AcquireOptions): Promise<Lock | undefined> {
+  async acquire(
+    resources: string | readonly string[],
+    ttl?: number,
+    options?: AcquireOptions,
+  ): Promise<Lock | undefined> {
     const names = this.checkResources(resources);
     const lockTtl = checkTtl(ttl ?? this.options.ttl);
     checkCallOptions(options);
@@ -333,7 +384,12 @@ export class Redlock {
     const hold = resolveHoldOptions(options, lockTtl, options?.autoExtend === true);
     const retry = resolveRetryOptions(this.options, this.retryOverrides(options, hold));
     const acquire = this.settlingSplits(hold, lockTtl, options?.signal, () =>
-      this.acquireChecked(names, lockTtl, { retry, signal: options?.signal, fencing: options?.fencing ?? this.options.fencing, shape }),
+      this.acquireChecked(names, lockTtl, {
+        retry,
+        signal: options?.signal,
+        fencing: options?.fencing ?? this.options.fencing,
+        shape,
+      }),
     );
     let lock: Lock;
     try {
@@ -349,7 +405,9 @@ export class Redlock {
 
   /** `onBusy: 'skip'` met a busy lock: a debug line, no error (skipping is the point). */
   private skipped(resources: readonly string[], holder = 'another holder'): undefined {
-    this.#logger.debug(`Skipped ${resources.map((r) => JSON.stringify(r)).join(', ')}: held by ${holder} (onBusy: 'skip').`);
+    this.#logger.debug(
+      `Skipped ${resources.map((r) => JSON.stringify(r)).join(', ')}: held by ${holder} (onBusy: 'skip').`,
+    );
     return undefined;
   }
 
@@ -357,7 +415,12 @@ export class Redlock {
    * With `onBusy: 'skip'`, a split vote (some master granted, no quorum) is not "busy": try again
    * after a short random delay before skipping (split-votes.ts). `'wait'` retries as configured.
    */
-  private settlingSplits(hold: ResolvedHoldOptions, ttl: number, signal: AbortSignal | undefined, acquire: () => Promise<Lock>): () => Promise<Lock> {
+  private settlingSplits(
+    hold: ResolvedHoldOptions,
+    ttl: number,
+    signal: AbortSignal | undefined,
+    acquire: () => Promise<Lock>,
+  ): () => Promise<Lock> {
     return hold.skip ? () => settleSplitVotes(acquire, ttl, [signal, this.#closing.signal]) : acquire;
   }
 
@@ -392,13 +455,21 @@ export class Redlock {
    * const lock = await redlock.tryAcquire('nightly-report', 60_000);
    * if (!lock) return; // another instance is on it
    */
-  async tryAcquire(resources: string | readonly string[], ttl?: number, options?: TryAcquireOptions): Promise<Lock | null> {
+  async tryAcquire(
+    resources: string | readonly string[],
+    ttl?: number,
+    options?: TryAcquireOptions,
+  ): Promise<Lock | null> {
     const names = this.checkResources(resources);
     const lockTtl = checkTtl(ttl ?? this.options.ttl);
     checkCallOptions(options);
     const shape = checkLockMode(options, names.length);
     const tryOnce = (): Promise<Lock | null> =>
-      this.acquireChecked(names, lockTtl, { retry: ONE_TRY, fencing: options?.fencing ?? this.options.fencing, shape }).catch((error: unknown) => {
+      this.acquireChecked(names, lockTtl, {
+        retry: ONE_TRY,
+        fencing: options?.fencing ?? this.options.fencing,
+        shape,
+      }).catch((error: unknown) => {
         if (error instanceof LockAcquisitionError && error.busy) return null;
         throw error;
       });
@@ -418,9 +489,24 @@ export class Redlock {
    * const seat = await redlock.using(`seat:${id}`, 2_000, async (lock) => sell(id, lock.signal));
    * const ran = await redlock.using('report', 30_000, build, { onBusy: 'skip', minHold: 5_000 }); // undefined if busy
    */
-  using<T>(resources: string | readonly string[], ttl: number | undefined, fn: (lock: Lock) => Promise<T> | T, options: UsingOptions & { onBusy: 'skip' }): Promise<T | undefined>;
-  using<T>(resources: string | readonly string[], ttl: number | undefined, fn: (lock: Lock) => Promise<T> | T, options?: UsingOptions & { onBusy?: 'wait' }): Promise<T>;
-  using<T>(resources: string | readonly string[], ttl: number | undefined, fn: (lock: Lock) => Promise<T> | T, options?: UsingOptions): Promise<T | undefined>;
+  using<T>(
+    resources: string | readonly string[],
+    ttl: number | undefined,
+    fn: (lock: Lock) => Promise<T> | T,
+    options: UsingOptions & { onBusy: 'skip' },
+  ): Promise<T | undefined>;
+  using<T>(
+    resources: string | readonly string[],
+    ttl: number | undefined,
+    fn: (lock: Lock) => Promise<T> | T,
+    options?: UsingOptions & { onBusy?: 'wait' },
+  ): Promise<T>;
+  using<T>(
+    resources: string | readonly string[],
+    ttl: number | undefined,
+    fn: (lock: Lock) => Promise<T> | T,
+    options?: UsingOptions,
+  ): Promise<T | undefined>;
   async using<T>(
     resources: string | readonly string[],
     ttl: number | undefined,
@@ -429,24 +515,36 @@ export class Redlock {
   ): Promise<T | undefined> {
     const names = this.checkResources(resources);
     const lockTtl = checkTtl(ttl ?? this.options.ttl);
-    if (typeof fn !== 'function') throw new RedlockConfigError('fn', `\`fn\` must be the function to run under the lock; got ${typeof fn}.`);
+    if (typeof fn !== 'function')
+      throw new RedlockConfigError('fn', `\`fn\` must be the function to run under the lock; got ${typeof fn}.`);
     checkCallOptions(options);
     const shape = checkLockMode(options, names.length);
     const hold = resolveHoldOptions(options, lockTtl);
     const retry = resolveRetryOptions(this.options, this.retryOverrides(options, hold));
 
     // Reentrancy: what the call chain holds is not acquired again; sibling calls take turns on it.
-    const entered = enterChain(this, names, (name) => this.options.keyPrefix + name, (held, name) => coversRequest(held, shape, name), {
-      signal: options?.signal,
-      skip: hold.skip,
-    });
+    const entered = enterChain(
+      this,
+      names,
+      (name) => this.options.keyPrefix + name,
+      (held, name) => coversRequest(held, shape, name),
+      {
+        signal: options?.signal,
+        skip: hold.skip,
+      },
+    );
     const entry = entered instanceof Promise ? await entered : entered;
     if (!entry) return this.skipped(names, 'a reentrant call of this call chain'); // onBusy 'skip'
     let lock: Lock | undefined;
     if (entry.missing.length > 0) {
       const missing = [...entry.missing];
       const acquire = this.settlingSplits(hold, lockTtl, options?.signal, () =>
-        this.acquireChecked(missing, lockTtl, { retry, signal: options?.signal, fencing: options?.fencing ?? this.options.fencing, shape }),
+        this.acquireChecked(missing, lockTtl, {
+          retry,
+          signal: options?.signal,
+          fencing: options?.fencing ?? this.options.fencing,
+          shape,
+        }),
       );
       try {
         lock = await (tracing() ? traceAcquire('using', missing, lockTtl, options, acquire) : acquire());
@@ -481,7 +579,10 @@ export class Redlock {
    * await leadership.resign();
    */
   lead(resource: string, options?: LeadOptions): Leadership {
-    if (typeof resource !== 'string') throw new LockKeyError(`\`resource\` must be a non-empty string; got ${Array.isArray(resource) ? 'an array' : typeof resource}.`);
+    if (typeof resource !== 'string')
+      throw new LockKeyError(
+        `\`resource\` must be a non-empty string; got ${Array.isArray(resource) ? 'an array' : typeof resource}.`,
+      );
     const [name] = this.checkResources(resource);
     const settings = resolveLeadOptions(this.options, options);
     if (this.#closing.signal.aborted) throw new RedlockClosedError();
@@ -502,8 +603,6 @@ export class Redlock {
   private checkResources(resources: string | readonly string[]): string[] {
     return checkResources(resources);
   }
-
-
 
   /**
    * The attempt loop: an acquire round per attempt, under the attempt budget (retry policy,
@@ -645,12 +744,21 @@ export class Redlock {
     if (shape) {
       const result = shared.sharedAcquireRound(context, request, shape);
       let round: VoteRound | undefined;
-      void result.then((r) => (round = r.round), () => undefined);
+      void result.then(
+        (r) => (round = r.round),
+        () => undefined,
+      );
       attempt = {
         result,
         outcomes: () => round?.outcomes ?? this.#masters.map(() => undefined),
         // A shared round knows what to undo only once it has decided; its undo still lands after it on each connection.
-        release: () => result.then((r) => Promise.all(r.cleanUp().map((c) => c.settled))).then(() => undefined, () => undefined),
+        release: () =>
+          result
+            .then((r) => Promise.all(r.cleanUp().map((c) => c.settled)))
+            .then(
+              () => undefined,
+              () => undefined,
+            ),
       };
     } else {
       const started = startAcquireRound(context, request);
@@ -681,14 +789,28 @@ export class Redlock {
   }
 
   private roundContext(timeout: number): RoundContext {
-    return { masters: this.#masters, quorum: this.quorum, timeout, fencingQuorum: this.options.fencingQuorum, trusts: this.#trusts };
+    return {
+      masters: this.#masters,
+      quorum: this.quorum,
+      timeout,
+      fencingQuorum: this.options.fencingQuorum,
+      trusts: this.#trusts,
+    };
   }
 
   /** Releases a held lock of any kind on every master. */
   private releaseHeld(lock: Lock, timeout: number, announce: boolean): VoteRound {
     const shape = shapeOf(lock);
     if (shape?.kind === 'read') return shared.releaseRead(this.roundContext(timeout), lock.keys, lock.value, announce);
-    if (shape?.kind === 'permit') return shared.releasePermit(this.roundContext(timeout), lock.keys[0], shape.limit, shape.slot, lock.value, announce);
+    if (shape?.kind === 'permit')
+      return shared.releasePermit(
+        this.roundContext(timeout),
+        lock.keys[0],
+        shape.limit,
+        shape.slot,
+        lock.value,
+        announce,
+      );
     return this.releaseKeys(lock.keys, lock.value, timeout, announce);
   }
 
@@ -704,11 +826,14 @@ export class Redlock {
    * a lock never released (`tryAcquire` and let it expire) does not stay reachable until `close()`.
    */
   private watchLapse(lock: Lock): void {
-    const timer = setTimeout(() => {
-      if (!this.#held.has(lock)) return;
-      if (lock.isHeld) this.watchLapse(lock);
-      else this.untrack(lock);
-    }, Math.ceil(lock.validity) + 1);
+    const timer = setTimeout(
+      () => {
+        if (!this.#held.has(lock)) return;
+        if (lock.isHeld) this.watchLapse(lock);
+        else this.untrack(lock);
+      },
+      Math.ceil(lock.validity) + 1,
+    );
     timer.unref();
     this.#lapseTimers.set(lock, timer);
   }
@@ -734,7 +859,9 @@ export class Redlock {
     checkTtl(ttl);
     if (lock.lostReason) throw lock.lostReason;
     if (!lock.isHeld) {
-      const reason = lock.releaseRequested ? LockLostError.released(lock.resources) : LockLostError.lapsed(lock.resources);
+      const reason = lock.releaseRequested
+        ? LockLostError.released(lock.resources)
+        : LockLostError.lapsed(lock.resources);
       lock.markLost(reason);
       throw reason;
     }
@@ -746,7 +873,14 @@ export class Redlock {
       shape?.kind === 'read'
         ? shared.extendRead(this.roundContext(timeout), lock.keys, lock.value, String(ttl))
         : shape?.kind === 'permit'
-          ? shared.extendPermit(this.roundContext(timeout), lock.keys[0], shape.limit, shape.slot, lock.value, String(ttl))
+          ? shared.extendPermit(
+              this.roundContext(timeout),
+              lock.keys[0],
+              shape.limit,
+              shape.slot,
+              lock.value,
+              String(ttl),
+            )
           : voteRound(
               this.#masters,
               this.quorum,
@@ -786,7 +920,13 @@ export class Redlock {
   private repairQuorum(lock: Lock, ttl: number, timeout: number, replies: readonly unknown[]): void {
     const lost = this.#masters.filter((_, i) => replies[i] === 2);
     if (lost.length === 0 || !lock.isHeld) return;
-    void voteRound(lost, lost.length, timeout, (m) => m.scripts.quorumLockRepair(lock.keys.length, ...lock.keys, lock.value, String(ttl)), (reply) => reply === 1).settled;
+    void voteRound(
+      lost,
+      lost.length,
+      timeout,
+      (m) => m.scripts.quorumLockRepair(lock.keys.length, ...lock.keys, lock.value, String(ttl)),
+      (reply) => reply === 1,
+    ).settled;
   }
 
   /** Used by `Lock.release()`. @internal */
@@ -839,8 +979,21 @@ export class Redlock {
       shape?.kind === 'read'
         ? shared.extendRead(this.roundContext(timeout), lock.keys, lock.value, String(left))
         : shape?.kind === 'permit'
-          ? shared.extendPermit(this.roundContext(timeout), lock.keys[0], shape.limit, shape.slot, lock.value, String(left))
-          : voteRound(this.#masters, this.quorum, timeout, (m) => m.scripts.quorumLockExtend(lock.keys.length, ...lock.keys, lock.value, String(left)), () => true);
+          ? shared.extendPermit(
+              this.roundContext(timeout),
+              lock.keys[0],
+              shape.limit,
+              shape.slot,
+              lock.value,
+              String(left),
+            )
+          : voteRound(
+              this.#masters,
+              this.quorum,
+              timeout,
+              (m) => m.scripts.quorumLockExtend(lock.keys.length, ...lock.keys, lock.value, String(left)),
+              () => true,
+            );
     await round.decided;
     return true;
   }
@@ -853,7 +1006,13 @@ export class Redlock {
     if (keys.length === 1 && !this.#masters.some((m) => m.cluster)) {
       // One key: the release hands it to the first queued waiter, if any (docs/handoff.md).
       const channel = releaseChannelOf(keys[0]);
-      return voteRound(this.#masters, this.quorum, timeout, (m) => handoffRelease(m, keys[0], value, announce, channel, timeout), () => true);
+      return voteRound(
+        this.#masters,
+        this.quorum,
+        timeout,
+        (m) => handoffRelease(m, keys[0], value, announce, channel, timeout),
+        () => true,
+      );
     }
     const args = [...keys, value, announce ? '1' : '0'];
     if (announce) for (const key of keys) args.push(releaseChannelOf(key));

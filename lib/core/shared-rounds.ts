@@ -142,7 +142,10 @@ export function registerWriter(ctx: RoundContext, keys: readonly string[], waite
     ctx.quorum,
     ctx.timeout,
     // Writer intents only hold off readers, which clusters do not take (see cluster-support.ts).
-    (m) => m.cluster ? Promise.resolve(0) : rwScripts(m.client).quorumLockWriterWaiting(intents.length, ...intents, waiter, String(ttl)),
+    (m) =>
+      m.cluster
+        ? Promise.resolve(0)
+        : rwScripts(m.client).quorumLockWriterWaiting(intents.length, ...intents, waiter, String(ttl)),
     () => true,
   );
 }
@@ -155,7 +158,8 @@ export function withdrawWriter(ctx: RoundContext, keys: readonly string[], waite
     ctx.quorum,
     ctx.timeout,
     // Writer intents only hold off readers, which clusters do not take (see cluster-support.ts).
-    (m) => m.cluster ? Promise.resolve(0) : rwScripts(m.client).quorumLockWriterDone(intents.length, ...intents, waiter),
+    (m) =>
+      m.cluster ? Promise.resolve(0) : rwScripts(m.client).quorumLockWriterDone(intents.length, ...intents, waiter),
     () => true,
   );
 }

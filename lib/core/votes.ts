@@ -97,7 +97,8 @@ export function voteRound(
   // (setImmediate runs after the I/O poll), so only masters that really did not answer time out.
   const timer = setTimeout(() => {
     setImmediate(() => {
-      for (let i = 0; i < n; i++) if (outcomes[i] === undefined) record(i, { master: masters[i].label, status: 'timeout' });
+      for (let i = 0; i < n; i++)
+        if (outcomes[i] === undefined) record(i, { master: masters[i].label, status: 'timeout' });
     });
   }, timeoutMs);
   timer.unref();
@@ -117,11 +118,20 @@ export function voteRound(
         const trust = trusts ? trusts(i) : true;
         if (trust === false) record(i, { master: master.label, status: 'restarted' });
         else if (trust !== true && trust !== undefined) {
-          record(i, { master: master.label, status: trust.status, distrust: trust.distrust, distrustedFor: trust.distrustedFor });
+          record(i, {
+            master: master.label,
+            status: trust.status,
+            distrust: trust.distrust,
+            distrustedFor: trust.distrustedFor,
+          });
         } else record(i, { master: master.label, status: isGranted(value) ? 'granted' : 'refused' });
       },
       (error: unknown) =>
-        record(i, { master: master.label, status: 'error', error: explainFailure(master, error instanceof Error ? error : new Error(String(error))) }),
+        record(i, {
+          master: master.label,
+          status: 'error',
+          error: explainFailure(master, error instanceof Error ? error : new Error(String(error))),
+        }),
     );
   }
   return { decided, settled, outcomes, replies };
@@ -141,9 +151,15 @@ export function describeOutcomes(outcomes: readonly (MasterOutcome | undefined)[
       if (o.status === 'error') firstError ??= o.error;
       if (o.status === 'restarted') {
         trustedIn = Math.max(trustedIn, o.distrustedFor ?? 0);
-        if (o.distrust) guardReasons.add(o.distrust === 'unknown' ? 'just connected' : o.distrust === 'fresh' ? 'fresh server' : o.distrust);
+        if (o.distrust)
+          guardReasons.add(
+            o.distrust === 'unknown' ? 'just connected' : o.distrust === 'fresh' ? 'fresh server' : o.distrust,
+          );
       }
-      if (o.status === 'excluded' && o.distrust) excludedWhy.add(o.distrust === 'duplicate' ? 'same server as another node' : 'maxmemory-policy can evict lock keys');
+      if (o.status === 'excluded' && o.distrust)
+        excludedWhy.add(
+          o.distrust === 'duplicate' ? 'same server as another node' : 'maxmemory-policy can evict lock keys',
+        );
     }
   }
   const parts: string[] = [];

@@ -216,7 +216,12 @@ export class Wakeups {
         // A cluster's subscriber is a cluster too: PUBLISH reaches every node, so any node will do.
         const sub = m.cluster
           ? (m.cluster.duplicate([], { lazyConnect: false, enableOfflineQueue: true }) as unknown as Redis)
-          : m.client.duplicate({ enableOfflineQueue: true, enableAutoPipelining: false, lazyConnect: false, maxRetriesPerRequest: null });
+          : m.client.duplicate({
+              enableOfflineQueue: true,
+              enableAutoPipelining: false,
+              lazyConnect: false,
+              maxRetriesPerRequest: null,
+            });
         sub.on('error', () => undefined); // a lost message costs one fallback delay, nothing more
         sub.on('message', (channel: string, value: string) => {
           if (channel.startsWith(prefix)) this.released(channel.slice(prefix.length), value);

@@ -64,7 +64,11 @@ afterAll(async () => {
 }, 20_000);
 
 let phaseNo = 0;
-async function phase(fault: FaultKind, seconds: number, variants: number[]): Promise<{ result: PhaseResult; check: PhaseCheck }> {
+async function phase(
+  fault: FaultKind,
+  seconds: number,
+  variants: number[],
+): Promise<{ result: PhaseResult; check: PhaseCheck }> {
   phaseNo++;
   const spec = { id: `j${phaseNo}`, fault, guard: true, fencing: true, seconds, title: fault, variants };
   const clients = ['c1', 'c2', 'c3'].map((id) => new InProcessClient(id, lib));
@@ -81,7 +85,12 @@ function expectSafe({ result, check }: { result: PhaseResult; check: PhaseCheck 
   expect(check.cycles.viaLocked).toBeGreaterThan(0);
   expect(check.cycles.viaUsing).toBeGreaterThan(0);
   expect(result.bands.length).toBeGreaterThan(0);
-  expect(check.violations.map((v) => `${v.resource}: ${v.first.id} / ${v.second.id} overlapped ${v.overlapMs.toFixed(1)} ms during ${v.band?.label}`)).toEqual([]);
+  expect(
+    check.violations.map(
+      (v) =>
+        `${v.resource}: ${v.first.id} / ${v.second.id} overlapped ${v.overlapMs.toFixed(1)} ms during ${v.band?.label}`,
+    ),
+  ).toEqual([]);
   expect(check.fencing.tokensMissing).toBe(0);
   expect(check.fencing.staleAcceptedFenced.filter((w) => !w.expected)).toEqual([]);
   expect(check.keys.details.filter((d) => d.startsWith('after-ttl'))).toEqual([]);
@@ -120,7 +129,16 @@ describe('chaos, short (in-process clients, restart guard and fencing on)', () =
     const nodesA = await farm.nodesFor('paused');
     const nodesB = await farm.nodesFor('next');
     const a = new lib.Redlock({ nodes: nodesA, ttl: 500, fencing: true, commandTimeout: 100 });
-    const b = new lib.Redlock({ nodes: nodesB, ttl: 500, fencing: true, commandTimeout: 100, retryCount: Infinity, acquireTimeout: 3_000, retryDelay: 30, retryJitter: 10 });
+    const b = new lib.Redlock({
+      nodes: nodesB,
+      ttl: 500,
+      fencing: true,
+      commandTimeout: 100,
+      retryCount: Infinity,
+      acquireTimeout: 3_000,
+      retryDelay: 30,
+      retryJitter: 10,
+    });
     await Promise.all([a.connect(), b.connect()]);
     try {
       for (let i = 0; i < 3; i++) {
@@ -142,7 +160,8 @@ describe('chaos, short (in-process clients, restart guard and fencing on)', () =
       await Promise.all([a.close(), b.close()]);
     }
     // release() resolves once a quorum deleted the key; the last deletes, through the proxies, may land a moment later.
-    const leftovers = async () => (await Promise.all(masters.masters.map((_, m) => inspector.scan(m, 'lock:stale-*')))).flat();
+    const leftovers = async () =>
+      (await Promise.all(masters.masters.map((_, m) => inspector.scan(m, 'lock:stale-*')))).flat();
     for (let waited = 0; (await leftovers()).length > 0 && waited < 1_000; waited += 20) await sleep(20);
     expect(await leftovers()).toEqual([]);
   }, 20_000);
@@ -163,7 +182,9 @@ describe('chaos, short (in-process clients, restart guard and fencing on)', () =
     try {
       second = await b.acquire('guard-uptime', TTL).catch(() => undefined);
       const bothHeld = second !== undefined && held.isHeld;
-      expect({ secondGranted: second !== undefined, firstStillValid: held.isHeld, bothHeld }).toEqual(expect.objectContaining({ bothHeld: false }));
+      expect({ secondGranted: second !== undefined, firstStillValid: held.isHeld, bothHeld }).toEqual(
+        expect.objectContaining({ bothHeld: false }),
+      );
     } finally {
       await second?.release();
       await held.release();

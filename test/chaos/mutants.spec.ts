@@ -67,13 +67,18 @@ describe('planted bugs are caught by the chaos checker (in-process, no fault, ho
       // A copy of lib/ inside the repository (git-ignored), so that Jest transforms it like the sources.
       const dir = join(ROOT, 'dist-chaos', 'jest-mutants', name);
       writeMutant(mutant, join(ROOT, 'lib'), dir);
-      const lib = (await import(`../../dist-chaos/jest-mutants/${name}/index.js`)) as typeof import('../../lib/index.js');
+      const lib = (await import(
+        `../../dist-chaos/jest-mutants/${name}/index.js`
+      )) as typeof import('../../lib/index.js');
       const spec = { id: `jm-${name}`, fault: 'none' as const, guard: true, fencing: true, seconds: 4, title: 'none' };
       const clients = ['c1', 'c2', 'c3'].map((id) => new InProcessClient(id, lib));
       const check = checkPhase(await runPhase(cluster, spec, clients, settings, register));
       // The pass did real contended work (a loaded machine manages fewer sections; none would prove nothing).
       expect(check.cycles.hot).toBeGreaterThan(5);
-      expect({ mutant: name, caughtBy: check.problems.map((p) => p.check) }).not.toEqual({ mutant: name, caughtBy: [] });
+      expect({ mutant: name, caughtBy: check.problems.map((p) => p.check) }).not.toEqual({
+        mutant: name,
+        caughtBy: [],
+      });
     }, 40_000);
   }
 });

@@ -1,5 +1,14 @@
 import { describe, expect, it } from '@jest/globals';
-import { rejectionOf, resourceName, sleep, useMasters, valuesOn, expectAbsentOnAll, expectEventuallyAbsent, expectHeldOnAll } from '../support/index.js';
+import {
+  rejectionOf,
+  resourceName,
+  sleep,
+  useMasters,
+  valuesOn,
+  expectAbsentOnAll,
+  expectEventuallyAbsent,
+  expectHeldOnAll,
+} from '../support/index.js';
 import { LockAcquisitionError } from '../../lib/index.js';
 
 describe.each([3, 5])('acquire and release on %i masters', (count) => {
@@ -96,7 +105,9 @@ describe.each([3, 5])('acquire and release on %i masters', (count) => {
     const b = resourceName('aon-b');
     const held = await holder.acquire(b, 2_000);
     try {
-      const error = await rejectionOf(contender.acquire([a, b], 2_000, { retryCount: 1, retryDelay: 20, retryJitter: 0 }));
+      const error = await rejectionOf(
+        contender.acquire([a, b], 2_000, { retryCount: 1, retryDelay: 20, retryJitter: 0 }),
+      );
       expect(error).toBeInstanceOf(LockAcquisitionError);
       expect((error as LockAcquisitionError).busy).toBe(true);
       await expectAbsentOnAll(set.clients, `lock:${a}`);

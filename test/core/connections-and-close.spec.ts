@@ -1,6 +1,16 @@
 import { describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
-import { abortOf, timed, rejectionOf, resourceName, sleep, useMasters, waitFor, expectAbsentOnAll, expectHeldOnAll } from '../support/index.js';
+import {
+  abortOf,
+  timed,
+  rejectionOf,
+  resourceName,
+  sleep,
+  useMasters,
+  waitFor,
+  expectAbsentOnAll,
+  expectHeldOnAll,
+} from '../support/index.js';
 import { LockAcquisitionError, LockLostError, Redlock, RedlockError } from '../../lib/index.js';
 
 describe('connections: user-supplied instances and owned connections (3 masters)', () => {
@@ -63,7 +73,10 @@ describe('connections: user-supplied instances and owned connections (3 masters)
     } finally {
       await redlock.close();
     }
-    const gone = await waitFor(async () => (await Promise.all(set.clients.map((c) => clientsNamed(c, name)))).every((l) => l.length === 0), 1_000);
+    const gone = await waitFor(
+      async () => (await Promise.all(set.clients.map((c) => clientsNamed(c, name)))).every((l) => l.length === 0),
+      1_000,
+    );
     expect(gone).toBe(true);
   });
 
@@ -166,7 +179,9 @@ describe('close() (3 masters)', () => {
     const resource = resourceName('pending-at-close');
     const held = await holder.acquire(resource, 5_000);
     try {
-      const pending = timed(redlock.acquire(resource, 1_000, { retryCount: Infinity, retryDelay: 1_000, retryJitter: 0 }));
+      const pending = timed(
+        redlock.acquire(resource, 1_000, { retryCount: Infinity, retryDelay: 1_000, retryJitter: 0 }),
+      );
       await sleep(100);
       const closedAt = performance.now();
       await redlock.close();

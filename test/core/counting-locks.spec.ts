@@ -1,6 +1,16 @@
 import { describe, expect, it } from '@jest/globals';
 import type { Redis } from 'ioredis';
-import { abortOf, dbsizesOn, timed, rejectionOf, resourceName, sleep, useMasters, waitFor, whilePaused } from '../support/index.js';
+import {
+  abortOf,
+  dbsizesOn,
+  timed,
+  rejectionOf,
+  resourceName,
+  sleep,
+  useMasters,
+  waitFor,
+  whilePaused,
+} from '../support/index.js';
 import {
   LockAcquisitionError,
   LockLostError,

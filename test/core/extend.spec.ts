@@ -1,5 +1,16 @@
 import { describe, expect, it } from '@jest/globals';
-import { driftOf, pttlsOn, rejectionOf, resourceName, sleep, useMasters, valuesOn, waitFor, whilePaused, expectAbsentOnAll } from '../support/index.js';
+import {
+  driftOf,
+  pttlsOn,
+  rejectionOf,
+  resourceName,
+  sleep,
+  useMasters,
+  valuesOn,
+  waitFor,
+  whilePaused,
+  expectAbsentOnAll,
+} from '../support/index.js';
 import { LockExtensionError, LockLostError } from '../../lib/index.js';
 
 describe('extend (5 masters)', () => {

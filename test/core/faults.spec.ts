@@ -1,5 +1,14 @@
 import { describe, expect, it } from '@jest/globals';
-import { timed, rejectionOf, resourceName, useMasters, whilePaused, expectAbsentOnAll, expectEventuallyAbsent, expectHeldOnAll } from '../support/index.js';
+import {
+  timed,
+  rejectionOf,
+  resourceName,
+  useMasters,
+  whilePaused,
+  expectAbsentOnAll,
+  expectEventuallyAbsent,
+  expectHeldOnAll,
+} from '../support/index.js';
 import { LockAcquisitionError, type Lock } from '../../lib/index.js';
 
 describe('hung masters (5 masters, SIGSTOP)', () => {
@@ -40,7 +49,9 @@ describe('hung masters (5 masters, SIGSTOP)', () => {
     const { ms, error } = await whilePaused(set.masters.slice(0, 3), () => timed(redlock.acquire(resource, ttl)));
 
     const bound =
-      (options.retryCount + 1) * (options.commandTimeout + options.retryDelay + options.retryJitter) + options.commandTimeout + 1_000;
+      (options.retryCount + 1) * (options.commandTimeout + options.retryDelay + options.retryJitter) +
+      options.commandTimeout +
+      1_000;
     expect(ms).toBeLessThan(bound);
     expect(error).toBeInstanceOf(LockAcquisitionError);
     const failure = error as LockAcquisitionError;
@@ -124,7 +135,9 @@ describe('busy versus down', () => {
       await Promise.all(doomed.masters.map((m) => m.kill()));
 
       const resource = resourceName('down');
-      const error = await rejectionOf(redlock.acquire(resource, 1_000, { retryCount: 1, retryDelay: 20, retryJitter: 0 }));
+      const error = await rejectionOf(
+        redlock.acquire(resource, 1_000, { retryCount: 1, retryDelay: 20, retryJitter: 0 }),
+      );
       expect(error).toBeInstanceOf(LockAcquisitionError);
       const failure = error as LockAcquisitionError;
       expect(failure.busy).toBe(false);

@@ -150,7 +150,8 @@ describe('fencing tokens (5 masters)', () => {
       store = await startRedisMasters(1);
       register = new Redis(store.urls[0]);
       try {
-        const fencedSet = (token: number, value: string) => register.eval(FENCED_SET, 1, 'register', String(token), value) as Promise<number>;
+        const fencedSet = (token: number, value: string) =>
+          register.eval(FENCED_SET, 1, 'register', String(token), value) as Promise<number>;
         const redlock = await set.redlock({ fencing: true, retryDelay: 20, retryJitter: 10, retryCount: 50 });
         const resource = resourceName('stale-writer');
 

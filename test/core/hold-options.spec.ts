@@ -3,7 +3,15 @@
  * redis-server processes started by the test).
  */
 import { describe, expect, it } from '@jest/globals';
-import { now, resourceName, sleep, useMasters, valuesOn, expectAbsentOnAll, expectHeldOnAll } from '../support/index.js';
+import {
+  now,
+  resourceName,
+  sleep,
+  useMasters,
+  valuesOn,
+  expectAbsentOnAll,
+  expectHeldOnAll,
+} from '../support/index.js';
 import { LockAcquisitionError, LockLostError, RedlockConfigError } from '../../lib/index.js';
 
 /** Resolves to 'pending' if `p` has not settled within `ms`. */

@@ -5,14 +5,18 @@
  * Child-process faults (SIGKILL, SIGSTOP of a leader) are in leadership-process.spec.ts.
  */
 import { describe, expect, it } from '@jest/globals';
+import { LockKeyError, LockLostError, RedlockConfigError, RedlockError, type Leadership } from '../../lib/index.js';
 import {
-  LockKeyError,
-  LockLostError,
-  RedlockConfigError,
-  RedlockError,
-  type Leadership,
-} from '../../lib/index.js';
-import { abortOf, now, resourceName, sleep, useMasters, valuesOn, waitFor, whilePaused, expectAbsentOnAll } from '../support/index.js';
+  abortOf,
+  now,
+  resourceName,
+  sleep,
+  useMasters,
+  valuesOn,
+  waitFor,
+  whilePaused,
+  expectAbsentOnAll,
+} from '../support/index.js';
 
 /** Resolves with the monotonic time at which `leadership` becomes leader (or rejects after `timeoutMs`). */
 async function leaderWithin(leadership: Leadership, timeoutMs: number): Promise<number> {

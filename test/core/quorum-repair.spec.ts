@@ -58,7 +58,13 @@ describe('quorum repair on extend (5 masters)', () => {
       await lock.extend();
 
       expect(await waitFor(async () => (await set.clients[2].get(key)) === lock.value, 1_000, 10)).toBe(true);
-      expect(await valuesOn(set.clients, key)).toEqual([lock.value, 'someone-else', lock.value, lock.value, lock.value]);
+      expect(await valuesOn(set.clients, key)).toEqual([
+        lock.value,
+        'someone-else',
+        lock.value,
+        lock.value,
+        lock.value,
+      ]);
     } finally {
       await lock.release();
       await set.clients[1].del(key);

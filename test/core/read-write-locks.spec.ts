@@ -1,5 +1,14 @@
 import { describe, expect, it } from '@jest/globals';
-import { abortOf, dbsizesOn, timed, rejectionOf, resourceName, sleep, useMasters, whilePaused } from '../support/index.js';
+import {
+  abortOf,
+  dbsizesOn,
+  timed,
+  rejectionOf,
+  resourceName,
+  sleep,
+  useMasters,
+  whilePaused,
+} from '../support/index.js';
 import {
   LockAcquisitionError,
   LockLostError,

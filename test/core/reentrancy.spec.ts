@@ -1,5 +1,13 @@
 import { describe, expect, it } from '@jest/globals';
-import { timed, now, resourceName, useMasters, valuesOn, expectAbsentOnAll, expectHeldOnAll } from '../support/index.js';
+import {
+  timed,
+  now,
+  resourceName,
+  useMasters,
+  valuesOn,
+  expectAbsentOnAll,
+  expectHeldOnAll,
+} from '../support/index.js';
 import { currentLock, type Lock } from '../../lib/index.js';
 
 describe('reentrancy of using() in one call chain (3 masters)', () => {
@@ -14,22 +22,32 @@ describe('reentrancy of using() in one call chain (3 masters)', () => {
     let outer: Lock | undefined;
     let inner: Lock | undefined;
 
-    const result = await redlock.using(resource, 2_000, async (lock) => {
-      outer = lock;
-      const nested = await timed(
-        redlock.using(resource, 2_000, async (again) => {
-          inner = again;
-          await expectHeldOnAll(set.clients, `lock:${resource}`, lock.value); // still the outer value
-          return 'inner';
-        }, noWaiting),
-      );
-      expect(nested.error).toBeUndefined();
-      expect(nested.value).toBe('inner');
-      expect(nested.ms).toBeLessThan(500);
-      expect(lock.isHeld).toBe(true); // the inner call did not release the outer lock
-      await expectHeldOnAll(set.clients, `lock:${resource}`, lock.value);
-      return 'outer';
-    }, noWaiting);
+    const result = await redlock.using(
+      resource,
+      2_000,
+      async (lock) => {
+        outer = lock;
+        const nested = await timed(
+          redlock.using(
+            resource,
+            2_000,
+            async (again) => {
+              inner = again;
+              await expectHeldOnAll(set.clients, `lock:${resource}`, lock.value); // still the outer value
+              return 'inner';
+            },
+            noWaiting,
+          ),
+        );
+        expect(nested.error).toBeUndefined();
+        expect(nested.value).toBe('inner');
+        expect(nested.ms).toBeLessThan(500);
+        expect(lock.isHeld).toBe(true); // the inner call did not release the outer lock
+        await expectHeldOnAll(set.clients, `lock:${resource}`, lock.value);
+        return 'outer';
+      },
+      noWaiting,
+    );
 
     expect(result).toBe('outer');
     expect(inner).toBe(outer);
@@ -41,18 +59,28 @@ describe('reentrancy of using() in one call chain (3 masters)', () => {
     const same = resourceName('same');
     const other = resourceName('other');
 
-    await redlock.using(same, 2_000, async (outer) => {
-      await redlock.using([same, other], 2_000, async (inner) => {
-        expect(inner).not.toBe(outer);
-        expect(inner.resources).toEqual([other]);
-        await expectHeldOnAll(set.clients, `lock:${other}`, inner.value);
-        await expectHeldOnAll(set.clients, `lock:${same}`, outer.value);
-        expect(currentLock(same)).toBe(outer);
-        expect(currentLock(other)).toBe(inner);
-      }, noWaiting);
-      await expectAbsentOnAll(set.clients, `lock:${other}`);
-      await expectHeldOnAll(set.clients, `lock:${same}`, outer.value); // the inner release left it alone
-    }, noWaiting);
+    await redlock.using(
+      same,
+      2_000,
+      async (outer) => {
+        await redlock.using(
+          [same, other],
+          2_000,
+          async (inner) => {
+            expect(inner).not.toBe(outer);
+            expect(inner.resources).toEqual([other]);
+            await expectHeldOnAll(set.clients, `lock:${other}`, inner.value);
+            await expectHeldOnAll(set.clients, `lock:${same}`, outer.value);
+            expect(currentLock(same)).toBe(outer);
+            expect(currentLock(other)).toBe(inner);
+          },
+          noWaiting,
+        );
+        await expectAbsentOnAll(set.clients, `lock:${other}`);
+        await expectHeldOnAll(set.clients, `lock:${same}`, outer.value); // the inner release left it alone
+      },
+      noWaiting,
+    );
 
     await expectAbsentOnAll(set.clients, `lock:${same}`);
   });
@@ -97,14 +125,24 @@ describe('reentrancy of using() in one call chain (3 masters)', () => {
     const billing = await set.redlock({ commandTimeout: 100, keyPrefix: 'billing:' });
     const resource = resourceName('shared-name');
 
-    await orders.using(resource, 2_000, async (outer) => {
-      await billing.using(resource, 2_000, async (inner) => {
-        // `billing:<resource>` is a different Redis key from `orders:<resource>`: holding the latter
-        // must not let billing skip taking the former, or another billing caller could hold it too.
-        expect(await valuesOn(set.clients, `billing:${resource}`)).toEqual(set.clients.map(() => inner.value));
-        expect(inner).not.toBe(outer);
-        expect(inner.keys).toEqual([`billing:${resource}`]);
-      }, noWaiting);
-    }, noWaiting);
+    await orders.using(
+      resource,
+      2_000,
+      async (outer) => {
+        await billing.using(
+          resource,
+          2_000,
+          async (inner) => {
+            // `billing:<resource>` is a different Redis key from `orders:<resource>`: holding the latter
+            // must not let billing skip taking the former, or another billing caller could hold it too.
+            expect(await valuesOn(set.clients, `billing:${resource}`)).toEqual(set.clients.map(() => inner.value));
+            expect(inner).not.toBe(outer);
+            expect(inner.keys).toEqual([`billing:${resource}`]);
+          },
+          noWaiting,
+        );
+      },
+      noWaiting,
+    );
   });
 });

@@ -7,7 +7,9 @@ describe('bad input is refused with the right error, naming the option, and writ
 
   /** Connected clients per master (the inspection clients included). */
   async function connectionsOn(): Promise<number[]> {
-    return Promise.all(set.clients.map(async (c) => Number(/connected_clients:(\d+)/.exec(await c.info('clients'))![1])));
+    return Promise.all(
+      set.clients.map(async (c) => Number(/connected_clients:(\d+)/.exec(await c.info('clients'))![1])),
+    );
   }
 
   /** Runs `fn` and asserts that every master is empty before and after. */
@@ -45,7 +47,10 @@ describe('bad input is refused with the right error, naming the option, and writ
 
   it('the same master as localhost and 127.0.0.1 → RedlockConfigError for `nodes[1]`', async () => {
     const port = set.masters[0].port;
-    await expectRefusedAtConstruction({ nodes: [`redis://localhost:${port}`, `redis://127.0.0.1:${port}`] }, 'nodes[1]');
+    await expectRefusedAtConstruction(
+      { nodes: [`redis://localhost:${port}`, `redis://127.0.0.1:${port}`] },
+      'nodes[1]',
+    );
   });
 
   it('a node that is not a redis:// URL → RedlockConfigError for `nodes[0]`', async () => {

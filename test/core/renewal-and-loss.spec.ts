@@ -1,5 +1,19 @@
 import { describe, expect, it } from '@jest/globals';
-import { abortOf, driftOf, pttlsOn, now, quorumOf, rejectionOf, resourceName, sleep, useMasters, valuesOn, whilePaused, expectAbsentOnAll, expectEventuallyAbsent } from '../support/index.js';
+import {
+  abortOf,
+  driftOf,
+  pttlsOn,
+  now,
+  quorumOf,
+  rejectionOf,
+  resourceName,
+  sleep,
+  useMasters,
+  valuesOn,
+  whilePaused,
+  expectAbsentOnAll,
+  expectEventuallyAbsent,
+} from '../support/index.js';
 import { LockLostError, type Lock } from '../../lib/index.js';
 
 describe('auto-renewal and lock loss (5 masters)', () => {

@@ -18,11 +18,17 @@ describe('restart guard (3 masters)', () => {
     }
     const error = await rejectionOf(redlock.acquire(resourceName('fresh'), 2_000));
     expect(error).toBeInstanceOf(LockAcquisitionError);
-    expect((error as LockAcquisitionError).outcomes.map((o) => o.status)).toEqual(['restarted', 'restarted', 'restarted']);
+    expect((error as LockAcquisitionError).outcomes.map((o) => o.status)).toEqual([
+      'restarted',
+      'restarted',
+      'restarted',
+    ]);
     expect((error as LockAcquisitionError).message).toContain('restartGuard');
     expect((error as LockAcquisitionError).busy).toBe(false);
 
-    expect(await waitFor(() => redlock.distrustedFor.every((ms) => ms === 0), Math.max(...guarded) + 200, 20)).toBe(true);
+    expect(await waitFor(() => redlock.distrustedFor.every((ms) => ms === 0), Math.max(...guarded) + 200, 20)).toBe(
+      true,
+    );
     const lock = await redlock.acquire(resourceName('trusted'), 2_000);
     expect(lock.isHeld).toBe(true);
     await lock.release();
@@ -62,7 +68,12 @@ describe('restart guard (3 masters)', () => {
     // (`distrustedFor` alone is also above 0 while the connection is still down, when a vote errors).
     const reconnectedAndGuarded = (): boolean => {
       const state = watcher.masterStates()[0];
-      return state.connected && watcher.distrustedFor[0] > 0 && state.distrust !== undefined && state.distrust !== 'unreachable';
+      return (
+        state.connected &&
+        watcher.distrustedFor[0] > 0 &&
+        state.distrust !== undefined &&
+        state.distrust !== 'unreachable'
+      );
     };
     expect(await waitFor(reconnectedAndGuarded, 10_000, 20)).toBe(true);
     const alsoRefused = await rejectionOf(watcher.acquire(resource, ttl));

@@ -1,5 +1,14 @@
 import { describe, expect, it } from '@jest/globals';
-import { driftOf, timed, rejectionOf, resourceName, sleep, useMasters, expectAbsentOnAll, expectHeldOnAll } from '../support/index.js';
+import {
+  driftOf,
+  timed,
+  rejectionOf,
+  resourceName,
+  sleep,
+  useMasters,
+  expectAbsentOnAll,
+  expectHeldOnAll,
+} from '../support/index.js';
 import { LockAcquisitionError, type Lock } from '../../lib/index.js';
 
 describe('retries, acquireTimeout and AbortSignal (3 masters)', () => {
@@ -93,7 +102,14 @@ describe('retries, acquireTimeout and AbortSignal (3 masters)', () => {
     const controller = new AbortController();
     const reason = new Error('caller gave up');
     const { ms, error } = await whileHeldByAnother(resource, async () => {
-      const waiting = timed(redlock.acquire(resource, 1_000, { retryCount: 100, retryDelay: 2_000, retryJitter: 0, signal: controller.signal }));
+      const waiting = timed(
+        redlock.acquire(resource, 1_000, {
+          retryCount: 100,
+          retryDelay: 2_000,
+          retryJitter: 0,
+          signal: controller.signal,
+        }),
+      );
       await sleep(100);
       controller.abort(reason);
       return waiting;
@@ -117,9 +133,14 @@ describe('retries, acquireTimeout and AbortSignal (3 masters)', () => {
     let called = false;
     const error = await whileHeldByAnother(resource, () =>
       rejectionOf(
-        redlock.using(resource, 1_000, () => {
-          called = true;
-        }, { retryCount: 0 }),
+        redlock.using(
+          resource,
+          1_000,
+          () => {
+            called = true;
+          },
+          { retryCount: 0 },
+        ),
       ),
     );
     expect(error).toBeInstanceOf(LockAcquisitionError);

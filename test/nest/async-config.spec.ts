@@ -6,7 +6,13 @@ import 'reflect-metadata';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import type { INestApplication, ModuleMetadata } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { Locked, RedlockConfigError, RedlockModule, RedlockService, type RedlockModuleOptions } from '../../lib/index.js';
+import {
+  Locked,
+  RedlockConfigError,
+  RedlockModule,
+  RedlockService,
+  type RedlockModuleOptions,
+} from '../../lib/index.js';
 import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.js';
 import { configRoot, redlockFromClass, redlockFromFactory } from './fixtures/config.js';
 import { OrdersFeatureModule } from './fixtures/feature.module.js';
@@ -55,16 +61,19 @@ describe('global by default', () => {
   it.each([
     ['forRoot', () => RedlockModule.forRoot({ nodes: redis.urls, ttl: 900, commandTimeout: 100 })],
     ['forRootAsync', redlockFromFactory],
-  ])('%s: a provider in a feature module that does not import RedlockModule gets its lock', async (_label, redlockModule) => {
-    const app = await initApp({ imports: [configRoot(redis.urls), redlockModule(), OrdersFeatureModule] });
-    try {
-      const orders = app.get(OrdersService);
-      orders.hook = async (id: string) => inspector.held(`lock:order:${id}`);
-      await expect(orders.process('global-1')).resolves.toBe(3);
-    } finally {
-      await app.close();
-    }
-  });
+  ])(
+    '%s: a provider in a feature module that does not import RedlockModule gets its lock',
+    async (_label, redlockModule) => {
+      const app = await initApp({ imports: [configRoot(redis.urls), redlockModule(), OrdersFeatureModule] });
+      try {
+        const orders = app.get(OrdersService);
+        orders.hook = async (id: string) => inspector.held(`lock:order:${id}`);
+        await expect(orders.process('global-1')).resolves.toBe(3);
+      } finally {
+        await app.close();
+      }
+    },
+  );
 
   it('isGlobal: false: the feature module cannot resolve RedlockService, and start-up says so', async () => {
     const error = await startUpError({

@@ -53,7 +53,9 @@ function abortedWithin(signal: AbortSignal, ms: number): Promise<boolean> {
 describe('lock loss', () => {
   it('aborts the signal and rejects with LockLostError after the method returns normally, when 3 of 5 masters stop', async () => {
     const events: string[] = [];
-    let inside: { heldAtStart: number; validityAtStart: number; aborted: boolean; reason: unknown; lockedFor: number } | undefined;
+    let inside:
+      | { heldAtStart: number; validityAtStart: number; aborted: boolean; reason: unknown; lockedFor: number }
+      | undefined;
     orders.hook = async (id: string) => {
       const lock = currentLock()!;
       const signal = lock.signal;
@@ -83,7 +85,7 @@ describe('lock loss', () => {
     expect(inside!.lockedFor).toBeLessThan(inside!.validityAtStart);
     expect(outcome).toEqual({ error: inside!.reason });
     expect((outcome as { error: unknown }).error).toBeInstanceOf(LockLostError);
-    expect(((outcome as { error: LockLostError }).error).resources).toEqual(['fragile:x-1']);
+    expect((outcome as { error: LockLostError }).error.resources).toEqual(['fragile:x-1']);
     expect(events).toEqual(['method returned', 'call rejected']);
   });
 
@@ -95,7 +97,11 @@ describe('lock loss', () => {
       try {
         await sleep(1_200); // two TTLs
         // Only the 3 running masters are asked: a paused one would not answer.
-        return { aborted: signal.aborted, held: lock.isHeld, onLive: await inspector.holders(`lock:fragile:${id}`, [2, 3, 4]) };
+        return {
+          aborted: signal.aborted,
+          held: lock.isHeld,
+          onLive: await inspector.holders(`lock:fragile:${id}`, [2, 3, 4]),
+        };
       } finally {
         for (const m of redis.masters) m.resume();
       }

@@ -97,7 +97,15 @@ describe('renewal', () => {
       const near = await inspector.holders(key);
       const pttls = await Promise.all(inspector.clients.map((c) => c.pttl(key)));
       await sleep(150);
-      return { aborted: signal.aborted, held: lock.isHeld, near, pttls, ttl: lock.ttl, value: lock.value, values: await inspector.values(key) };
+      return {
+        aborted: signal.aborted,
+        held: lock.isHeld,
+        near,
+        pttls,
+        ttl: lock.ttl,
+        value: lock.value,
+        values: await inspector.values(key),
+      };
     };
 
     const result = (await orders.slow('r-1')) as {
@@ -249,7 +257,10 @@ describe('reentrancy in one call chain', () => {
     const inner = app.get(InnerService);
     let during: { order: number; invoice: number } | undefined;
     inner.hook = async (_kind: string, id: string) =>
-      (during = { order: await inspector.held(`lock:order:${id}`), invoice: await inspector.held(`lock:invoice:${id}`) });
+      (during = {
+        order: await inspector.held(`lock:order:${id}`),
+        invoice: await inspector.held(`lock:invoice:${id}`),
+      });
     outer.hook = async (_kind: string, id: string) => ({
       order: await inspector.held(`lock:order:${id}`),
       invoiceGone: await inspector.gone(`lock:invoice:${id}`),
@@ -335,14 +346,17 @@ describe('Observables returned by a provider', () => {
 
   it('declared Observable: its own error passes through unchanged and the lock is released', async () => {
     const error = new Error('stream broke');
-    const source = timer(30).pipe(map(() => {
-      throw error;
-    }));
+    const source = timer(30).pipe(
+      map(() => {
+        throw error;
+      }),
+    );
     await expect(lastValueFrom(orders.relay('c-2', source))).rejects.toBe(error);
     expect(await inspector.released()).toBe(true);
   });
 
   it('Observable met only at run time: the lock is kept until the subscriber unsubscribes', async () => {
+    // eslint-disable-next-line @typescript-eslint/await-thenable -- @Locked returns a Promise of the Observable it met at run time
     const feed = await orders.feedUndeclared('f-2');
     const values: number[] = [];
     const subscription = feed.subscribe((v) => values.push(v));
@@ -356,6 +370,7 @@ describe('Observables returned by a provider', () => {
   });
 
   it('Observable met only at run time: released if nobody subscribes within the TTL; a later subscription locks anew', async () => {
+    // eslint-disable-next-line @typescript-eslint/await-thenable -- as above
     const feed = await orders.feedUndeclared('f-3');
     expect(await inspector.held('lock:feed2:f-3')).toBe(3); // taken at the call
     // Nobody subscribes: the lock is given back after the TTL (600 ms) instead of being renewed forever.

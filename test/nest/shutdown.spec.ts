@@ -46,9 +46,9 @@ describe('shutdown', () => {
       expect(await inspector.held('lock:shutdown:plain')).toBe(3);
       expect(await inspector.held('lock:shutdown:renewed')).toBe(3);
       // Someone waits for a held lock (and gives up): whatever connections waiting opens must be closed too.
-      await expect(service.acquire('shutdown:plain', 900, { retryCount: 2, retryDelay: 30, retryJitter: 0 })).rejects.toBeInstanceOf(
-        LockAcquisitionError,
-      );
+      await expect(
+        service.acquire('shutdown:plain', 900, { retryCount: 2, retryDelay: 30, retryJitter: 0 }),
+      ).rejects.toBeInstanceOf(LockAcquisitionError);
       // The module opened connections of its own to the URL masters.
       const clientsRunning = await Promise.all([0, 1, 2].map((i) => inspector.connectedClients(i)));
       expect(clientsRunning[1]).toBeGreaterThan(clientsBefore[1]);

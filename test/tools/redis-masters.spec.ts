@@ -68,21 +68,21 @@ describe('startRedisMasters', () => {
 
   it('pause() makes commands time out and resume() makes them answer again', async () => {
     const [paused, other] = redis.masters;
-    const client = await open(paused!.url);
-    const otherClient = await open(other!.url);
+    const client = await open(paused.url);
+    const otherClient = await open(other.url);
     expect(await client.ping()).toBe('PONG');
-    paused!.pause();
+    paused.pause();
     try {
       await expect(client.ping()).rejects.toThrow(/timed out/i);
       expect(await otherClient.ping()).toBe('PONG');
     } finally {
-      paused!.resume();
+      paused.resume();
     }
     expect(await client.ping()).toBe('PONG');
   });
 
   it('kill() loses the data; restart() keeps the port and changes the pid', async () => {
-    const master = redis.masters[1]!;
+    const master = redis.masters[1];
     const { port, pid } = master;
     const before = await open(master.url);
     expect(await before.set('key', 'value')).toBe('OK');
@@ -107,11 +107,11 @@ describe('RedisMasters.stop', () => {
     const redis = await start(2);
     const pids = redis.masters.map((m) => m.pid!);
     const dirs: string[] = [];
-    for (const url of redis.urls) dirs.push(((await (await open(url)).config('GET', 'dir')) as string[])[1]!);
+    for (const url of redis.urls) dirs.push((await (await open(url)).config('GET', 'dir'))[1]);
     expect(pids.map(probe)).toEqual(['alive', 'alive']);
     expect(dirs.map((dir) => existsSync(dir))).toEqual([true, true]);
 
-    redis.masters[0]!.pause();
+    redis.masters[0].pause();
     await redis.stop();
     expect(pids.map(probe)).toEqual(['ESRCH', 'ESRCH']);
     expect(dirs.map((dir) => existsSync(dir))).toEqual([false, false]);
@@ -123,7 +123,7 @@ describe('RedisMasters.stop', () => {
     let pid: number | undefined;
     {
       await using redis = await start(1);
-      pid = redis.masters[0]!.pid;
+      pid = redis.masters[0].pid;
       expect(probe(pid!)).toBe('alive');
     }
     expect(probe(pid!)).toBe('ESRCH');
@@ -148,7 +148,7 @@ describe('failures', () => {
 
   it('restart() fails clearly when another process took the port meanwhile', async () => {
     await using redis = await start(1);
-    const master = redis.masters[0]!;
+    const master = redis.masters[0];
     await master.kill();
     const squatter = createServer((socket) => socket.destroy()).listen(master.port, '127.0.0.1');
     try {

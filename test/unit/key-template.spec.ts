@@ -7,7 +7,8 @@ const WHERE = 'OrderService.pay';
 const params = (...names: (string | undefined)[]): ParameterList => ({ names, open: false });
 
 /** Compiles `key` against `names` and resolves it with `args`. */
-const resolve = (key: LockKey, names: ParameterList, ...args: unknown[]): string[] => compileLockKey(key, names, WHERE)(args);
+const resolve = (key: LockKey, names: ParameterList, ...args: unknown[]): string[] =>
+  compileLockKey(key, names, WHERE)(args);
 
 /** The LockKeyError thrown by `fn` (fails if it throws something else or nothing). */
 function keyError(fn: () => unknown): LockKeyError {
@@ -45,7 +46,10 @@ describe('compileLockKey: templates', () => {
   });
 
   it('an array of templates names several resources', () => {
-    expect(resolve(['account:#from', 'account:#to'], params('from', 'to', 'amount'), 'a', 'b', 10)).toEqual(['account:a', 'account:b']);
+    expect(resolve(['account:#from', 'account:#to'], params('from', 'to', 'amount'), 'a', 'b', 10)).toEqual([
+      'account:a',
+      'account:b',
+    ]);
   });
 
   it("'##' is a literal '#', never a placeholder", () => {
@@ -74,7 +78,7 @@ describe('compileLockKey: templates', () => {
         return amount + orderId.length;
       }
     }
-    const names = parameterNamesOf(OrderService.prototype.pay as (...args: never[]) => unknown);
+    const names = parameterNamesOf(OrderService.prototype.pay);
     expect(resolve('order:#orderId:#1', names, 'o-1', 7)).toEqual(['order:o-1:7']);
   });
 });

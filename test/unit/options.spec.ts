@@ -1,6 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
 import { RedlockConfigError } from '../../lib/errors/index.js';
-import { REDLOCK_DEFAULTS, checkTtl, resolveOptions, resolveRetryOptions, type RedlockOptions } from '../../lib/core/options.js';
+import {
+  REDLOCK_DEFAULTS,
+  checkTtl,
+  resolveOptions,
+  resolveRetryOptions,
+  type RedlockOptions,
+} from '../../lib/core/options.js';
 
 const nodes = ['redis://127.0.0.1:6379'];
 
@@ -69,7 +75,10 @@ describe('resolveOptions', () => {
   });
 
   it('accepts retryJitter equal to retryDelay and driftFactor just under 0.5', () => {
-    expect(resolveOptions({ nodes, retryDelay: 50, retryJitter: 50, driftFactor: 0.49 })).toMatchObject({ retryJitter: 50, driftFactor: 0.49 });
+    expect(resolveOptions({ nodes, retryDelay: 50, retryJitter: 50, driftFactor: 0.49 })).toMatchObject({
+      retryJitter: 50,
+      driftFactor: 0.49,
+    });
   });
 
   it.each([null, undefined, 'redis://x', 42])('refuses options %p (option `options`)', (options) => {
@@ -100,9 +109,12 @@ describe('resolveOptions', () => {
     expectRefused({ nodes, connectTimeout }, 'connectTimeout');
   });
 
-  it.each([-1, 1.5, NaN, -Infinity, '3'])('refuses retryCount %p (Infinity is the way to retry forever)', (retryCount) => {
-    expectRefused({ nodes, retryCount }, 'retryCount');
-  });
+  it.each([-1, 1.5, NaN, -Infinity, '3'])(
+    'refuses retryCount %p (Infinity is the way to retry forever)',
+    (retryCount) => {
+      expectRefused({ nodes, retryCount }, 'retryCount');
+    },
+  );
 
   it('refuses retryCount -1 with a message that points to Infinity', () => {
     expect(refusal(() => resolveOptions({ nodes, retryCount: -1 })).message).toContain('Infinity');

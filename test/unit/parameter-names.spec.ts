@@ -11,7 +11,10 @@ const fromSource = (source: string): AnyFn => (0, eval)(`(${source})`) as AnyFn;
 
 describe('parameterNamesOf', () => {
   it('reads plain parameters', () => {
-    expect(parameterNamesOf(fromSource('function pay(id, amount) {}'))).toEqual({ names: ['id', 'amount'], open: false });
+    expect(parameterNamesOf(fromSource('function pay(id, amount) {}'))).toEqual({
+      names: ['id', 'amount'],
+      open: false,
+    });
   });
 
   it('reads no parameters as an empty, closed list', () => {
@@ -24,12 +27,15 @@ describe('parameterNamesOf', () => {
         return `${id}${amount}${currency}`;
       }
     }
-    expect(parameterNamesOf(OrderService.prototype.pay as AnyFn)).toEqual({ names: ['id', 'amount', 'currency'], open: false });
+    expect(parameterNamesOf(OrderService.prototype.pay as AnyFn)).toEqual({
+      names: ['id', 'amount', 'currency'],
+      open: false,
+    });
   });
 
   it('is not fooled by default values containing commas, parentheses, brackets and strings', () => {
     const fn = fromSource(
-      "function f(a = g(1, 2), b = 'x, y)', c = \"q\\\"(,\", d = `t, ${h(3, 4)}`, e = [1, 2], f = { k: (1, 2) }, last) {}",
+      'function f(a = g(1, 2), b = \'x, y)\', c = "q\\"(,", d = `t, ${h(3, 4)}`, e = [1, 2], f = { k: (1, 2) }, last) {}',
     );
     expect(parameterNamesOf(fn)).toEqual({ names: ['a', 'b', 'c', 'd', 'e', 'f', 'last'], open: false });
   });

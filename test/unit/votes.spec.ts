@@ -3,7 +3,8 @@ import type { Master } from '../../lib/core/master.js';
 import { describeOutcomes, quorumOf, voteRound } from '../../lib/core/votes.js';
 
 /** Fake masters: only the label is read by voteRound; `send` is supplied by each test. */
-const mastersOf = (n: number): Master[] => Array.from({ length: n }, (_, i) => ({ label: `m${i}:6379` }) as unknown as Master);
+const mastersOf = (n: number): Master[] =>
+  Array.from({ length: n }, (_, i) => ({ label: `m${i}:6379` }) as unknown as Master);
 const never = (): Promise<unknown> => new Promise(() => undefined);
 const isOne = (reply: unknown): boolean => reply === 1;
 
@@ -24,14 +25,26 @@ describe('quorumOf', () => {
 describe('voteRound', () => {
   it('decides true as soon as a quorum granted, without waiting for hung masters', async () => {
     const masters = mastersOf(5);
-    const round = voteRound(masters, 3, 1_000, (m) => (['m3:6379', 'm4:6379'].includes(m.label) ? never() : Promise.resolve(1)), isOne);
+    const round = voteRound(
+      masters,
+      3,
+      1_000,
+      (m) => (['m3:6379', 'm4:6379'].includes(m.label) ? never() : Promise.resolve(1)),
+      isOne,
+    );
     expect(await round.decided).toBe(true);
     // Decided while the hung masters were still unanswered (not even timed out yet).
     expect(round.outcomes.map((o) => o?.status)).toEqual(['granted', 'granted', 'granted', undefined, undefined]);
   });
 
   it('decides false as soon as a blocking minority refused, without waiting for the rest', async () => {
-    const round = voteRound(mastersOf(3), 2, 1_000, (m) => (m.label === 'm2:6379' ? never() : Promise.resolve(0)), isOne);
+    const round = voteRound(
+      mastersOf(3),
+      2,
+      1_000,
+      (m) => (m.label === 'm2:6379' ? never() : Promise.resolve(0)),
+      isOne,
+    );
     expect(await round.decided).toBe(false);
     expect(round.outcomes.map((o) => o?.status)).toEqual(['refused', 'refused', undefined]);
   });
@@ -71,13 +84,7 @@ describe('voteRound', () => {
 
   it('ignores an answer that arrives after its master was counted as a timeout', async () => {
     let late!: (v: unknown) => void;
-    const round = voteRound(
-      mastersOf(1),
-      1,
-      20,
-      () => new Promise((resolve) => (late = resolve)),
-      isOne,
-    );
+    const round = voteRound(mastersOf(1), 1, 20, () => new Promise((resolve) => (late = resolve)), isOne);
     expect(await round.decided).toBe(false);
     late(1);
     await new Promise((r) => setTimeout(r, 10));
@@ -104,11 +111,24 @@ describe('coalesceWrites', () => {
     const calls: string[] = [];
     const stream = { writable: true, cork: () => calls.push('cork'), uncork: () => calls.push('uncork') };
     const master = { label: 'm0:6379', client: { stream }, corked: false } as unknown as Master;
-    for (let i = 0; i < 3; i++) voteRound([master], 1, 1_000, () => Promise.resolve(1), (r) => r === 1);
+    for (let i = 0; i < 3; i++)
+      voteRound(
+        [master],
+        1,
+        1_000,
+        () => Promise.resolve(1),
+        (r) => r === 1,
+      );
     expect(calls).toEqual(['cork']);
     await new Promise((resolve) => process.nextTick(resolve));
     expect(calls).toEqual(['cork', 'uncork']);
-    voteRound([master], 1, 1_000, () => Promise.resolve(1), (r) => r === 1);
+    voteRound(
+      [master],
+      1,
+      1_000,
+      () => Promise.resolve(1),
+      (r) => r === 1,
+    );
     expect(calls).toEqual(['cork', 'uncork', 'cork']);
     await new Promise((resolve) => process.nextTick(resolve));
   });
@@ -117,7 +137,13 @@ describe('coalesceWrites', () => {
     const calls: string[] = [];
     const stream = { writable: false, cork: () => calls.push('cork'), uncork: () => calls.push('uncork') };
     const master = { label: 'm0:6379', client: { stream }, corked: false } as unknown as Master;
-    voteRound([master], 1, 1_000, () => Promise.resolve(1), (r) => r === 1);
+    voteRound(
+      [master],
+      1,
+      1_000,
+      () => Promise.resolve(1),
+      (r) => r === 1,
+    );
     expect(calls).toEqual([]);
   });
 });
