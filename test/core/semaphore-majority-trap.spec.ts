@@ -37,7 +37,7 @@ describe('the majority-of-counters trap (3 masters, limit 2, each client partiti
     const dead = `redis://127.0.0.1:${await deadPort()}`;
     const redlocks = await Promise.all(
       reachable.map((masters) =>
-        set.redlock({ nodes: [0, 1, 2].map((m) => (masters.includes(m) ? set.urls[m] : dead)), commandTimeout: 200 }),
+        set.redlock({ nodes: [0, 1, 2].map((m) => (masters.includes(m) ? set.urls[m] : dead)), commandTimeout: 1_000 }),
       ),
     );
     const permits = [];
