@@ -33,6 +33,12 @@ export const MUTANTS: Mutant[] = [
         find: "if redis.pcall('get', KEYS[i]) == ARGV[1] then\n    redis.call('del', KEYS[i])",
         replace: "if true then\n    redis.call('del', KEYS[i])",
       },
+      {
+        // single-key releases go through the handoff release script
+        file: 'core/handoff.ts',
+        find: "if redis.pcall('get', KEYS[1]) ~= ARGV[1] then return 0 end\nredis.call('del', KEYS[1])",
+        replace: "redis.call('del', KEYS[1])",
+      },
     ],
     phase: { fault: 'none', guard: true },
   },

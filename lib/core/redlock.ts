@@ -676,10 +676,10 @@ export class Redlock {
             ticket = { id: budget.remoteId, score: budget.arrival, lease: 0 };
             budget.again();
           } else if (splits < MAX_SPLIT_RETRIES && (await this.splitVote(budget, result.round))) {
-            // A split vote (some masters granted, no quorum): nobody holds the lock, so retry after
-            // a short random pause instead of a full retryDelay; not counted.
+            // A split vote (some masters granted, others refused, no quorum): nobody holds the lock,
+            // so retry after a short random pause instead of a full retryDelay. The retry is not
+            // counted; the attempt that split was, so that splits alone can never retry forever.
             splits++;
-            budget.uncount();
             budget.again(Math.random() * SPLIT_PAUSE_MS);
           } else {
             // Refused while queued behind other live waiters: not counted. `retryCount` counts the
@@ -724,12 +724,18 @@ export class Redlock {
     }
   }
 
-  /** True when, once every master answered (within the budget), some granted but fewer than a quorum. */
+  /**
+   * True when, once every master answered (within the budget), some granted and some refused but
+   * fewer than a quorum granted: contenders split the votes. Masters that failed or timed out are
+   * Redis trouble, not a split, and wait a full retry delay.
+   */
   private async splitVote(budget: AttemptBudget, round: VoteRound): Promise<boolean> {
-    if (round.outcomes.every((o) => o?.status !== 'granted')) {
-      if ((await budget.bound(round.settled)) === OUT_OF_TIME) return false;
-    }
-    return round.outcomes.some((o) => o?.status === 'granted');
+    if ((await budget.bound(round.settled)) === OUT_OF_TIME) return false;
+    return (
+      round.outcomes.some((o) => o?.status === 'granted') &&
+      round.outcomes.some((o) => o?.status === 'refused') &&
+      round.outcomes.every((o) => o?.status === 'granted' || o?.status === 'refused')
+    );
   }
 
   /** How long the masters keep a waiter's ticket after each attempt: past its next attempt. */
