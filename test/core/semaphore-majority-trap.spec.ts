@@ -41,7 +41,9 @@ describe('the majority-of-counters trap (3 masters, limit 2, each client partiti
       ),
     );
     const permits = [];
-    for (const r of redlocks) permits.push(await r.tryAcquire(resource, 10_000, { limit }).catch(() => null));
+    // A few quick retries: a random slot may collide with the first holder's on the one master both reach.
+    for (const r of redlocks)
+      permits.push(await r.acquire(resource, 10_000, { limit, retryCount: 3, retryDelay: 50 }).catch(() => null));
     expect(permits.filter(Boolean).length).toBe(limit);
     await Promise.all(permits.flatMap((p) => (p ? [p.release()] : [])));
   });
