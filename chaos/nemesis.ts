@@ -93,7 +93,9 @@ export class Inspector {
       const keys: string[] = [];
       let cursor = '0';
       do {
-        const [next, batch] = await c.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+        // Strings only: the handoff's queue and lease keys (sorted sets) share the lock keys' prefix,
+        // and a GET on one of them failed the whole scan (so it read as "master did not answer").
+        const [next, batch] = await c.scan(cursor, 'MATCH', pattern, 'COUNT', 1000, 'TYPE', 'string');
         cursor = next;
         keys.push(...batch);
       } while (cursor !== '0');
@@ -744,9 +746,22 @@ export const schedules: Record<FaultKind, (ctx: NemesisContext) => Promise<Fault
     b.band.heldOn = found?.holders.length;
     b.band.killedAt = sharedNow();
     const restartAt = await ctx.cluster.killAndRestart([victim], 0);
-    // What the AOF brought back: the history's model of that master starts from it.
-    for (const k of (await ctx.cluster.inspector.scan(victim, `lock:${ctx.phase}:*`)) ?? []) {
-      if (k.value !== null && k.pttl > 0) ctx.cluster.history?.reloaded(victim, k.key, k.value, k.pttl, restartAt);
+    // What the AOF brought back: the history's model of that master starts from it. A reloaded key
+    // keeps its absolute expiry, so its remaining TTL counts from when the scan read it, not from the
+    // restart (stamped at the restart, the model would expire it early and misjudge the next SET NX).
+    // The inspector reconnects to the restarted master on its own: retry until the scan answers (an
+    // unanswered scan left the model without the reloaded keys, and a later SET NX misjudged).
+    let scannedAt = sharedNow();
+    let reloaded = await ctx.cluster.inspector.scan(victim, `lock:${ctx.phase}:*`);
+    while (reloaded === undefined && sharedNow() - restartAt < 3_000) {
+      await sleep(10);
+      scannedAt = sharedNow();
+      reloaded = await ctx.cluster.inspector.scan(victim, `lock:${ctx.phase}:*`);
+    }
+    if (reloaded === undefined) b.band.label += ' (the AOF reload was not scanned: master did not answer)';
+    for (const k of reloaded ?? []) {
+      if (k.value !== null && k.pttl > 0)
+        ctx.cluster.history?.reloaded(victim, k.key, k.value, k.pttl + (scannedAt - restartAt), restartAt);
     }
     b.ended();
     watchUptime(ctx, b.band, [victim], restartAt);

@@ -165,7 +165,14 @@ export async function runPhase(
   await sleep(300);
   const scan = async (when: KeyLeft['when']) => {
     for (let m = 0; m < cluster.size; m++) {
-      for (const k of (await cluster.inspector.scan(m, `lock:${spec.id}:*`)) ?? []) {
+      let found = await cluster.inspector.scan(m, `lock:${spec.id}:*`);
+      for (let retry = 0; found === undefined && retry < 5; retry++) {
+        await sleep(100);
+        found = await cluster.inspector.scan(m, `lock:${spec.id}:*`);
+      }
+      // A scan that never answers must not read as "no key left".
+      found ??= [{ key: '(the scan of this master did not answer)', value: null, pttl: -1 }];
+      for (const k of found) {
         history.keysLeft.push({ phase: spec.id, master: m, key: k.key, value: k.value, pttl: k.pttl, when });
       }
     }
