@@ -31,6 +31,7 @@ interface KeyQueue {
 export class Ticket {
   #resume: (() => void) | undefined;
   #wokenEarly = false;
+  #check = false;
 
   constructor(
     private readonly wakeups: Wakeups,
@@ -68,10 +69,22 @@ export class Ticket {
     return this.wakeups.isHead(this);
   }
 
-  /** Wakes the waiter now, or at its next `wait()` if it is busy with an attempt. @internal */
-  wake(): void {
+  /**
+   * Wakes the waiter now, or at its next `wait()` if it is busy with an attempt. A `check` is a
+   * wake-up without a release seen (one may have been missed): it neither replaces a pending real
+   * one nor counts as an attempt (`takeCheck`). @internal
+   */
+  wake(check = false): void {
+    this.#check = check && !(this.#wokenEarly && !this.#check);
     if (this.#resume) this.#resume();
     else this.#wokenEarly = true;
+  }
+
+  /** True once after a wake-up that was only a check (see `wake`). @internal */
+  takeCheck(): boolean {
+    const check = this.#check;
+    this.#check = false;
+    return check;
   }
 
   /** True when a wake-up arrived while the waiter was busy and has not been used yet. @internal */
@@ -204,9 +217,16 @@ export class Wakeups {
       return;
     }
     const channel = releaseChannelOf(key);
-    for (const sub of this.subscribers()) {
-      (on ? sub.subscribe(channel) : sub.unsubscribe(channel)).catch(() => undefined);
+    if (!on) {
+      for (const sub of this.subscribers()) sub.unsubscribe(channel).catch(() => undefined);
+      return;
     }
+    // A release published before a master confirmed the SUBSCRIBE is never delivered: a waiter that
+    // queued (and took its ticket) meanwhile may already have been handed the key. Once every master
+    // has answered, the head tries once more instead of sleeping on its fallback delay.
+    void Promise.allSettled(this.subscribers().map((sub) => sub.subscribe(channel))).then(() =>
+      this.#queues.get(key)?.tickets[0]?.wake(true),
+    );
   }
 
   private subscribers(): Redis[] {
