@@ -166,9 +166,15 @@ function phaseList(args: Args): PhaseSpec[] {
     fault,
     guard,
     fencing: true,
-    // The hot phase's thousands of contended sections need its full length even in a short run.
-    // So do the two key-loss phases' rounds of quorum repair's case (with repair on and off).
-    seconds: name === 'hot-contention' || fault === 'key-loss' ? Math.max(args.seconds, 24) : args.seconds,
+    // The hot phase's thousands of contended sections need a long phase even in a short run (about
+    // 70 handoffs a second on this 2-core machine), and the two key-loss phases need several rounds
+    // of quorum repair's case (with repair on and off).
+    seconds:
+      name === 'hot-contention'
+        ? Math.max(args.seconds, 40)
+        : fault === 'key-loss'
+          ? Math.max(args.seconds, 24)
+          : args.seconds,
     title: name ?? (clients ? `${fault}, ${clients} client processes` : fault),
     name,
     clients,
