@@ -2,7 +2,7 @@
  * Cross-process contention: `P` separate OS processes (each with its own library instance and its
  * own connections) want ONE key on 5 masters, over and over, holding it `--hold` ms. The same run
  * measures this library and the peers, with each library's defaults and with a 10 ms retry delay.
- * Not a test: nothing asserts on speed. Writes bench/cross-process.md and .json.
+ * Not a test: nothing asserts on speed. Writes docs/evidence/cross-process.md and .json.
  *
  *   npm run build && npx tsc -p bench/tsconfig.json && node dist-bench/bench/cross-process.js [--seconds 2.5] [--procs 4,8] [--hold 1] [--libs a,b]
  *
@@ -214,7 +214,7 @@ async function main(): Promise<void> {
   const holdMs = Number(arg('--hold') ?? 1);
   const procsList = (arg('--procs') ?? '4,8').split(',').map(Number);
   const libs = (arg('--libs') ?? 'quorum-lock,node-redlock,redlock-universal,redis-semaphore').split(',');
-  const out = arg('--out') ?? 'bench/cross-process.md';
+  const out = arg('--out') ?? 'docs/evidence/cross-process.md';
   const { startRedisMasters } = await import('../tools/redis-masters.js');
   const masters = await startRedisMasters(5);
   const rows: Row[] = [];

@@ -15,7 +15,7 @@
  *
  *   npm run bench:hooks [-- --rounds 7 --seconds 1 --concurrency 16]
  *
- * Writes bench/hooks-cost.md and bench/hooks-cost.json.
+ * Writes docs/evidence/hooks-cost.md and docs/evidence/hooks-cost.json.
  */
 import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -161,7 +161,7 @@ async function main(): Promise<void> {
     `Median paired ratio off/bypassed: ${fmt(pairedRatio(results.off, results.bypassed))}.`,
     '',
   ].join('\n');
-  const dir = dirname(fileURLToPath(import.meta.url)).replace(/\/dist-bench\/bench$/, '/bench');
+  const dir = dirname(fileURLToPath(import.meta.url)).replace(/\/dist-bench\/bench$/, '/docs/evidence');
   writeFileSync(join(dir, 'hooks-cost.md'), md);
   writeFileSync(
     join(dir, 'hooks-cost.json'),

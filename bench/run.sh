@@ -12,7 +12,7 @@ rm -rf dist-bench
 npx tsc -p bench/tsconfig.json
 case " $* " in *" --help "*|*" -h "*) exec node --expose-gc dist-bench/bench/main.js "$@" ;; esac
 node --expose-gc dist-bench/bench/main.js "$@"
-# Separate OS processes contending for one key, this library and the peers (bench/cross-process.md).
+# Separate OS processes contending for one key, this library and the peers (docs/evidence/cross-process.md).
 node dist-bench/bench/cross-process.js --seconds 2
-# Read lock and semaphore n=4 against the mutex and redis-semaphore's RedlockSemaphore (bench/shared-locks.md).
+# Read lock and semaphore n=4 against the mutex and redis-semaphore's RedlockSemaphore (docs/evidence/shared-locks.md).
 exec node dist-bench/bench/shared-locks.js --seconds 4 --workers 8

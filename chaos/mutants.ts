@@ -22,7 +22,11 @@ export const MUTANTS: Mutant[] = [
     name: 'quorum-of-1',
     bug: 'one master is a quorum',
     patches: [{ file: 'core/votes.ts', find: 'return Math.floor(masterCount / 2) + 1;', replace: 'return 1;' }],
-    phase: { fault: 'none', guard: true },
+    // Without a fault every client reaches every master, and the handoff's tickets give a free key to
+    // the same waiter on every master: one-master grants never collide. A partition does: a bridge
+    // (half the clients see m1 m2 m3, the others m3 m4 m5) and a minority island (half see only m1 m2)
+    // let both sides win on disjoint masters.
+    phase: { fault: 'partition', guard: true, variants: [0, 2] },
   },
   {
     name: 'release-without-value-check',
@@ -110,6 +114,25 @@ export const MUTANTS: Mutant[] = [
       },
     ],
     phase: { fault: 'master-pause', guard: true, variants: [2] }, // a majority paused: locks are lost
+  },
+];
+
+/**
+ * Library variants that are not bugs: a documented feature turned off, for a baseline pass beside
+ * the default (the full run's key-loss phase runs once with each). Applied like the mutants.
+ */
+export const LIBRARY_VARIANTS: Mutant[] = [
+  {
+    name: 'no-quorum-repair',
+    bug: 'quorum repair off: an extension never re-takes the key on masters that lost it (the library before docs/quorum-repair.md)',
+    patches: [
+      {
+        file: 'core/redlock.ts',
+        find: 'if (!shape) void round.settled.then(() => this.repairQuorum(lock, ttl, timeout, round.replies));',
+        replace: 'if (!shape) void round.settled;',
+      },
+    ],
+    phase: { fault: 'key-loss', guard: true },
   },
 ];
 

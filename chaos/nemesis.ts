@@ -93,7 +93,9 @@ export class Inspector {
       const keys: string[] = [];
       let cursor = '0';
       do {
-        const [next, batch] = await c.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+        // Strings only: the handoff's queue and lease keys (sorted sets) share the lock keys' prefix,
+        // and a GET on one of them failed the whole scan (so it read as "master did not answer").
+        const [next, batch] = await c.scan(cursor, 'MATCH', pattern, 'COUNT', 1000, 'TYPE', 'string');
         cursor = next;
         keys.push(...batch);
       } while (cursor !== '0');
@@ -316,10 +318,11 @@ async function freshHolder(
   minPttl: number,
   waitMs: number,
   only?: (holders: number[], reads: ({ value: string | null; pttl: number } | undefined)[]) => boolean,
+  keys: readonly string[] = ctx.hotKeys,
 ): Promise<{ key: string; holders: number[] } | undefined> {
   const deadline = sharedNow() + waitMs;
   while (sharedNow() < deadline) {
-    for (const key of shuffled(ctx.hotKeys)) {
+    for (const key of shuffled(keys)) {
       const reads = await ctx.cluster.inspector.read(key);
       const byValue = new Map<string, number[]>();
       reads.forEach((r, i) => {
@@ -369,8 +372,15 @@ async function longHolder(
  * exactly its three reachable masters (a bare quorum): Kleppmann's set-up for a single master's
  * amnesia (a restart or a clock jump) to matter.
  */
-async function bareQuorumHolder(ctx: NemesisContext, victim: ClientHandle, cutOff: number[], waitMs: number) {
-  ctx.cluster.farm.set([victim.id], cutOff, { kind: 'cut' });
+async function bareQuorumHolder(
+  ctx: NemesisContext,
+  victim: ClientHandle,
+  cutOff: number[],
+  waitMs: number,
+  keys?: readonly string[],
+  fault: Fault = { kind: 'cut' },
+) {
+  ctx.cluster.farm.set([victim.id], cutOff, fault);
   await sleep(ctx.ttl * 1.1); // the victim's older locks lapse on the cut masters
   const reachable = range(ctx.cluster.size).filter((m) => !cutOff.includes(m));
   return freshHolder(
@@ -382,7 +392,61 @@ async function bareQuorumHolder(ctx: NemesisContext, victim: ClientHandle, cutOf
       holders.length === reachable.length &&
       holders.every((h) => reachable.includes(h)) &&
       cutOff.every((m) => reads[m] !== undefined && reads[m].value === null),
+    keys,
   );
+}
+
+/**
+ * Quorum repair's case (docs/quorum-repair.md): a client cut off from two masters takes a long lock
+ * on its three (a bare quorum), is reconnected, and renews; then its key is deleted on one of those
+ * three. The deletion comes at the first read that shows the value on four or more masters (repaired)
+ * or 1.2 s after the reconnection, whichever is first, the same rule with repair on or off. On a bare
+ * quorum the deletion leaves two masters, and a waiting contender can win the other three.
+ */
+async function keyLossAfterReconnect(ctx: NemesisContext): Promise<FaultBand> {
+  const victim = pick(ctx.clients);
+  const cutOff = shuffled(range(ctx.cluster.size)).slice(0, 2).sort();
+  const b = openBand(
+    ctx,
+    'key-loss',
+    'bare quorum, reconnected',
+    `bare quorum, reconnected: ${victim.id} black-holed from ${names(cutOff)} while it took a long lock, reconnected, then the key deleted on one of its three`,
+    cutOff,
+    [victim.id],
+    'a clock jump on one master of a bare quorum: without quorum repair the holder stays on three masters after it reconnects',
+  );
+  // Long holds go to hot resource 0 (workload.ts): a holder there outlives the reconnection. A black
+  // hole rather than a cut: the victim's connections stay up (no reconnect back-off builds up), and
+  // healing resets them, so it reconnects at once and its next renewal reaches all five masters.
+  const found = await bareQuorumHolder(ctx, victim, cutOff, 6_000, [ctx.hotKeys[0]], {
+    kind: 'drop',
+    direction: 'both',
+  });
+  ctx.cluster.farm.set([victim.id], cutOff, undefined);
+  if (!found) {
+    b.band.label += ' (no bare-quorum holder seen)';
+    await sleep(ctx.ttl);
+    b.ended();
+    return b.healed();
+  }
+  const value = (await ctx.cluster.inspector.read(found.key))[found.holders[0]]?.value;
+  const healedAt = sharedNow();
+  let holders = found.holders;
+  while (sharedNow() - healedAt < 1_200) {
+    const reads = await ctx.cluster.inspector.read(found.key);
+    holders = range(ctx.cluster.size).filter((m) => reads[m]?.value === value);
+    if (holders.length >= 4 || holders.length === 0) break;
+    await sleep(20);
+  }
+  const still = found.holders.filter((m) => holders.includes(m));
+  const master = pick(still.length ? still : found.holders);
+  b.band.masters = [...cutOff, master];
+  b.band.heldOn = holders.length;
+  b.band.label += ` (${names([master])}; held on ${holders.length} of ${ctx.cluster.size} at the deletion)`;
+  if (holders.length > 0) await ctx.cluster.inspector.del(master, [found.key]);
+  await sleep(ctx.ttl);
+  b.ended();
+  return b.healed();
 }
 
 /** One round of each fault type. Rounds vary the fault (minority, majority, bare quorum, …). */
@@ -575,7 +639,8 @@ export const schedules: Record<FaultKind, (ctx: NemesisContext) => Promise<Fault
 
   /** DEL a held lock key on one master: stands in for that master's clock jumping forward. */
   async 'key-loss'(ctx) {
-    if (ctx.variant % 2 === 0) {
+    if (ctx.variant % 3 === 2) return keyLossAfterReconnect(ctx);
+    if (ctx.variant % 3 === 0) {
       const found = await freshHolder(ctx, 3, ctx.ttl * 0.6, 2_000);
       const master = found ? pick(found.holders) : pick(range(ctx.cluster.size));
       const held = found ? ` (a fresh lock there was on ${found.holders.length} of ${ctx.cluster.size})` : '';
@@ -744,9 +809,22 @@ export const schedules: Record<FaultKind, (ctx: NemesisContext) => Promise<Fault
     b.band.heldOn = found?.holders.length;
     b.band.killedAt = sharedNow();
     const restartAt = await ctx.cluster.killAndRestart([victim], 0);
-    // What the AOF brought back: the history's model of that master starts from it.
-    for (const k of (await ctx.cluster.inspector.scan(victim, `lock:${ctx.phase}:*`)) ?? []) {
-      if (k.value !== null && k.pttl > 0) ctx.cluster.history?.reloaded(victim, k.key, k.value, k.pttl, restartAt);
+    // What the AOF brought back: the history's model of that master starts from it. A reloaded key
+    // keeps its absolute expiry, so its remaining TTL counts from when the scan read it, not from the
+    // restart (stamped at the restart, the model would expire it early and misjudge the next SET NX).
+    // The inspector reconnects to the restarted master on its own: retry until the scan answers (an
+    // unanswered scan left the model without the reloaded keys, and a later SET NX misjudged).
+    let scannedAt = sharedNow();
+    let reloaded = await ctx.cluster.inspector.scan(victim, `lock:${ctx.phase}:*`);
+    while (reloaded === undefined && sharedNow() - restartAt < 3_000) {
+      await sleep(10);
+      scannedAt = sharedNow();
+      reloaded = await ctx.cluster.inspector.scan(victim, `lock:${ctx.phase}:*`);
+    }
+    if (reloaded === undefined) b.band.label += ' (the AOF reload was not scanned: master did not answer)';
+    for (const k of reloaded ?? []) {
+      if (k.value !== null && k.pttl > 0)
+        ctx.cluster.history?.reloaded(victim, k.key, k.value, k.pttl + (scannedAt - restartAt), restartAt);
     }
     b.ended();
     watchUptime(ctx, b.band, [victim], restartAt);

@@ -769,7 +769,21 @@ export class Redlock {
       attempt = {
         result: started.result,
         outcomes: () => started.round.outcomes,
-        release: () => this.releaseKeys(request.keys, request.value, context.timeout, false).settled,
+        // A master that refused wrote nothing (a ticket stays queued on purpose): undo only the others,
+        // those that answered now, those still pending once they answer (still after the attempt).
+        release: async () => {
+          const { outcomes, settled } = started.round;
+          const undo = (skip: readonly boolean[]): Promise<void> =>
+            skip.every(Boolean)
+              ? Promise.resolve()
+              : this.releaseKeys(request.keys, request.value, context.timeout, false, skip).settled;
+          const pending = outcomes.map((o) => o === undefined);
+          await Promise.all([
+            undo(outcomes.map((o) => o === undefined || o.status === 'refused')),
+            pending.some(Boolean) &&
+              settled.then(() => undo(outcomes.map((o, i) => !pending[i] || o?.status === 'refused'))),
+          ]);
+        },
       };
     }
     this.#inFlight.add(attempt);
@@ -1006,11 +1020,18 @@ export class Redlock {
    * Compare-and-delete on every master. Never rejects. With `announce`, each deleted key is
    * published on its release channel so that waiters elsewhere retry at once.
    */
-  private releaseKeys(keys: readonly string[], value: string, timeout: number, announce: boolean): VoteRound {
+  private releaseKeys(
+    keys: readonly string[],
+    value: string,
+    timeout: number,
+    announce: boolean,
+    skip?: readonly boolean[],
+  ): VoteRound {
+    const masters = skip ? this.#masters.filter((_, i) => !skip[i]) : this.#masters;
     if (keys.length === 1) {
       // One key: the release hands it to the first queued waiter, if any (docs/handoff.md).
       return voteRound(
-        this.#masters,
+        masters,
         this.quorum,
         timeout,
         (m) => handoffRelease(m, keys[0], value, announce, releaseChannelFor(m, keys[0]), timeout),
@@ -1018,7 +1039,7 @@ export class Redlock {
       );
     }
     return voteRound(
-      this.#masters,
+      masters,
       this.quorum,
       timeout,
       (m) =>

@@ -90,7 +90,10 @@ export class AttemptBudget {
       this.#started = true;
       if (policy.retryCount > 0 && queue.wakeups.isQueued(queue.keys)) {
         this.#ticket = queue.wakeups.join(queue.keys, this.arrival, this.remoteId);
-        await this.waitTurn(this.#ticket);
+        if (!(await this.waitTurn(this.#ticket))) {
+          this.throwIfStopped();
+          return;
+        }
       }
     } else {
       this.#ticket ??= queue.wakeups.join(queue.keys, this.arrival, this.remoteId);
@@ -102,7 +105,10 @@ export class AttemptBudget {
         this.throwIfStopped();
         return;
       }
-      await this.waitTurn(this.#ticket);
+      if (!(await this.waitTurn(this.#ticket))) {
+        this.throwIfStopped();
+        return;
+      }
     }
     this.throwIfStopped();
     this.attempts++;
@@ -118,15 +124,23 @@ export class AttemptBudget {
     if (this.attempts > 0) this.attempts--;
   }
 
-  /** Sleeps until a wake-up or the jittered delay; a delay that ends while others are ahead is a queued turn. */
-  private async waitTurn(ticket: Ticket): Promise<void> {
+  /**
+   * Sleeps until a wake-up or the jittered delay; a delay that ends while others are ahead is a
+   * queued turn. Resolves to false when the attempt that follows does not count: a check after a
+   * wake-up that may have been missed (`Ticket.wake`).
+   */
+  private async waitTurn(ticket: Ticket): Promise<boolean> {
     const { policy, queue } = this;
     let position = ticket.position;
     for (;;) {
       const wait = Math.min(retryWait(policy, Math.max(1, this.attempts)), Math.max(0, this.deadline - now()));
       const woken = await ticket.wait(wait, this.signal, this.closing);
+      if (woken && ticket.takeCheck()) {
+        if (queue.heldHere()) continue; // held in this process: its release wakes this waiter
+        return false;
+      }
       if (woken || (ticket.isHead && !queue.heldHere()) || this.attempts >= policy.retryCount || now() >= this.deadline)
-        return;
+        return true;
       const moved = ticket.position < position; // somebody ahead was served: a turn of a moving queue
       position = ticket.position;
       if (!moved) this.attempts++;

@@ -39,6 +39,7 @@ interface KeyQueue {
 export class Ticket {
   #resume: (() => void) | undefined;
   #wokenEarly = false;
+  #check = false;
 
   constructor(
     private readonly wakeups: Wakeups,
@@ -76,10 +77,22 @@ export class Ticket {
     return this.wakeups.isHead(this);
   }
 
-  /** Wakes the waiter now, or at its next `wait()` if it is busy with an attempt. @internal */
-  wake(): void {
+  /**
+   * Wakes the waiter now, or at its next `wait()` if it is busy with an attempt. A `check` is a
+   * wake-up without a release seen (one may have been missed): it neither replaces a pending real
+   * one nor counts as an attempt (`takeCheck`). @internal
+   */
+  wake(check = false): void {
+    this.#check = check && !(this.#wokenEarly && !this.#check);
     if (this.#resume) this.#resume();
     else this.#wokenEarly = true;
+  }
+
+  /** True once after a wake-up that was only a check (see `wake`). @internal */
+  takeCheck(): boolean {
+    const check = this.#check;
+    this.#check = false;
+    return check;
   }
 
   /** True when a wake-up arrived while the waiter was busy and has not been used yet. @internal */
@@ -212,7 +225,7 @@ export class Wakeups {
       return;
     }
     const subscribers = this.subscribers();
-    this.masters.forEach((master, i) => {
+    const confirmed = this.masters.map((master, i) => {
       const sub = subscribers[i];
       const channel = releaseChannelFor(master, key);
       // Sharded on a Redis 7+ cluster (known once connect() read INFO); the choice made at
@@ -223,11 +236,18 @@ export class Wakeups {
       if (sharded) {
         if (on) sub.sharded.add(channel);
         else sub.sharded.delete(channel);
-        (on ? sub.client.ssubscribe(channel) : sub.client.sunsubscribe(channel)).catch(() => undefined);
-      } else {
-        (on ? sub.client.subscribe(channel) : sub.client.unsubscribe(channel)).catch(() => undefined);
+        return on ? sub.client.ssubscribe(channel) : sub.client.sunsubscribe(channel);
       }
+      return on ? sub.client.subscribe(channel) : sub.client.unsubscribe(channel);
     });
+    if (!on) {
+      for (const done of confirmed) done.catch(() => undefined);
+      return;
+    }
+    // A release published before a master confirmed the SUBSCRIBE is never delivered: a waiter that
+    // queued (and took its ticket) meanwhile may already have been handed the key. Once every master
+    // has answered, the head tries once more instead of sleeping on its fallback delay.
+    void Promise.allSettled(confirmed).then(() => this.#queues.get(key)?.tickets[0]?.wake(true));
   }
 
   private subscribers(): Subscriber[] {

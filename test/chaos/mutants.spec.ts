@@ -5,12 +5,13 @@
  */
 import 'reflect-metadata';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.js';
 import { checkPhase } from '../../chaos/checker.js';
 import { InProcessClient } from '../../chaos/inprocess-client.js';
-import { MUTANTS, writeMutant } from '../../chaos/mutants.js';
+import { LIBRARY_VARIANTS, MUTANTS, writeMutant } from '../../chaos/mutants.js';
 import { Cluster, Inspector } from '../../chaos/nemesis.js';
 import { runPhase, type Settings } from '../../chaos/phase.js';
 import { ProxyFarm } from '../../chaos/proxy.js';
@@ -59,6 +60,28 @@ afterAll(async () => {
   await farm?.close();
   await Promise.all([masters?.stop(), registerServer?.stop()]);
 }, 20_000);
+
+describe("planted bugs still apply to today's lib/", () => {
+  for (const mutant of [...MUTANTS, ...LIBRARY_VARIANTS]) {
+    it(`${mutant.name}: every patch finds its text exactly once`, () => {
+      const dir = join(ROOT, 'dist-chaos', 'jest-mutants-apply', mutant.name);
+      writeMutant(mutant, join(ROOT, 'lib'), dir);
+      for (const p of mutant.patches) {
+        expect(readFileSync(join(dir, p.file), 'utf8')).not.toEqual(readFileSync(join(ROOT, 'lib', p.file), 'utf8'));
+      }
+    });
+  }
+
+  it('a patch whose text is no longer in lib/ fails loudly instead of leaving the copy unpatched', () => {
+    const stale = {
+      ...MUTANTS[0],
+      patches: [{ file: 'core/votes.ts', find: 'text that lib/ no longer has', replace: '' }],
+    };
+    expect(() =>
+      writeMutant(stale, join(ROOT, 'lib'), join(ROOT, 'dist-chaos', 'jest-mutants-apply', 'stale')),
+    ).toThrow(/found its text 0 times/);
+  });
+});
 
 describe('planted bugs are caught by the chaos checker (in-process, no fault, hot contention)', () => {
   for (const name of ['renewal-stops-silently', 'release-without-value-check', 'fencing-not-increasing']) {

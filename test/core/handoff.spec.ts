@@ -4,14 +4,14 @@
  * short holds. Nobody gives up while the lock is handed on, no hold overlaps another (checked on a
  * separate oracle Redis), and no process is starved. A crashed waiter's ticket lapses.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
 import { Redis } from 'ioredis';
 import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.js';
 import { buildChild } from './child-build.js';
 import type { HandoffChildConfig, HandoffChildReport } from './fixtures/handoff-child.js';
-import { resourceName, useMasters } from '../support/index.js';
+import { resourceName, timed, useMasters } from '../support/index.js';
 
 const PROCESSES = 6;
 
@@ -54,6 +54,50 @@ describe('handoff between processes (5 masters)', () => {
     expect(await inspect.get(`${resource}:inside`)).toBe('0');
     inspect.disconnect();
   }, 60_000);
+
+  it('a release that lands before the waiter is subscribed still reaches it: it tries again once subscribed, not after its retry delay', async () => {
+    const resource = resourceName('late-subscribe');
+    const holder = await set.redlock();
+    const waiter = await set.redlock({ retryDelay: 6_000, retryJitter: 0, retryCount: 3 });
+    const held = await holder.acquire(resource, 10_000);
+    // The masters confirm the waiter's SUBSCRIBE only after the release below has been published
+    // (a slow network or a loaded machine), so its message never reaches the waiter.
+    const original = Redis.prototype.subscribe;
+    const spy = jest.spyOn(Redis.prototype, 'subscribe').mockImplementation(function (this: Redis, ...args: unknown[]) {
+      const subscribe = original as (...a: unknown[]) => ReturnType<Redis['subscribe']>;
+      return new Promise<void>((resolve) => setTimeout(resolve, 800)).then(() => subscribe.apply(this, args));
+    });
+    try {
+      const waiting = timed(waiter.acquire(resource, 10_000));
+      await new Promise((resolve) => setTimeout(resolve, 250)); // refused once, queued with its ticket
+      await held.release(); // hands the key to the waiter's ticket; the message is lost
+      const { value: lock, error, ms } = await waiting;
+      expect(error).toBeUndefined();
+      expect(ms).toBeLessThan(3_500); // without the retry on subscribing it sleeps its 6 s delay
+      await lock!.release();
+    } finally {
+      spy.mockRestore();
+    }
+  }, 30_000);
+
+  it('a refused attempt sends no clean-up to the masters that refused it (they wrote nothing)', async () => {
+    const resource = resourceName('no-cleanup');
+    const holder = await set.redlock();
+    const other = await set.redlock();
+    const held = await holder.acquire(resource, 10_000);
+    const scriptCalls = async (): Promise<number> => {
+      let calls = 0;
+      for (const c of set.clients) {
+        const info = await c.info('commandstats');
+        for (const m of info.matchAll(/cmdstat_(?:evalsha|eval):calls=(\d+)/g)) calls += Number(m[1]);
+      }
+      return calls;
+    };
+    const before = await scriptCalls();
+    await expect(other.tryAcquire(resource, 10_000)).resolves.toBeNull();
+    expect((await scriptCalls()) - before).toBe(0);
+    await held.release();
+  }, 30_000);
 
   it('a crashed waiter holds nothing up for longer than its ticket lease: the next waiter gets the lock', async () => {
     const resource = resourceName('crashed-waiter');
