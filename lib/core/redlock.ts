@@ -886,33 +886,13 @@ export class Redlock {
     if (ttl > this.#largestTtl) this.#largestTtl = ttl;
     const timeout = commandTimeoutFor(ttl, this.options.commandTimeout);
     const start = now();
-    const shape = shapeOf(lock);
-    const round =
-      shape?.kind === 'read'
-        ? shared.extendRead(this.roundContext(timeout), lock.keys, lock.value, String(ttl))
-        : shape?.kind === 'permit'
-          ? shared.extendPermit(
-              this.roundContext(timeout),
-              lock.keys[0],
-              shape.limit,
-              shape.slot,
-              lock.value,
-              String(ttl),
-            )
-          : voteRound(
-              this.#masters,
-              this.quorum,
-              timeout,
-              (m) => m.scripts.quorumLockExtend(lock.keys.length, ...lock.keys, lock.value, String(ttl)),
-              (reply) => reply === 1,
-              this.#trusts,
-            );
+    const round = this.extendRound(lock, ttl, timeout);
     noteOutcomes(round.outcomes);
     const won = await round.decided;
     const validUntil = validUntilOf(start, ttl, this.options.driftFactor);
     if (won && lock.isHeld && validUntil > now()) {
       lock.markExtended(validUntil, ttl);
-      if (!shape) void round.settled.then(() => this.repairQuorum(lock, ttl, timeout, round.replies));
+      if (!shapeOf(lock)) void round.settled.then(() => this.repairQuorum(lock, ttl, timeout, round.replies));
       return;
     }
     const refused = round.outcomes.filter((o) => o?.status === 'refused').length;
@@ -991,29 +971,37 @@ export class Redlock {
     this.#limits.delete(lock);
     const left = Math.ceil(limits.minHoldUntil - now());
     if (!wasHeld || left <= 0) return false;
-    const timeout = commandTimeoutFor(lock.ttl, this.options.commandTimeout);
-    const shape = shapeOf(lock);
-    const round =
-      shape?.kind === 'read'
-        ? shared.extendRead(this.roundContext(timeout), lock.keys, lock.value, String(left))
-        : shape?.kind === 'permit'
-          ? shared.extendPermit(
-              this.roundContext(timeout),
-              lock.keys[0],
-              shape.limit,
-              shape.slot,
-              lock.value,
-              String(left),
-            )
-          : voteRound(
-              this.#masters,
-              this.quorum,
-              timeout,
-              (m) => m.scripts.quorumLockExtend(lock.keys.length, ...lock.keys, lock.value, String(left)),
-              () => true,
-            );
-    await round.decided;
+    await this.extendRound(lock, left, commandTimeoutFor(lock.ttl, this.options.commandTimeout)).decided;
     return true;
+  }
+
+  /**
+   * Compare-and-pexpire of `lock`'s keys to `ttl` on every master, by the lock's kind: a reader's
+   * entry, a permit slot (with its limit record), or the exclusive keys. A quorum of trusted masters
+   * that still hold this lock's value wins. Used to extend a lock and to shorten a released one to
+   * its `minHold`.
+   */
+  private extendRound(lock: Lock, ttl: number, timeout: number): VoteRound {
+    const shape = shapeOf(lock);
+    if (shape?.kind === 'read')
+      return shared.extendRead(this.roundContext(timeout), lock.keys, lock.value, String(ttl));
+    if (shape?.kind === 'permit')
+      return shared.extendPermit(
+        this.roundContext(timeout),
+        lock.keys[0],
+        shape.limit,
+        shape.slot,
+        lock.value,
+        String(ttl),
+      );
+    return voteRound(
+      this.#masters,
+      this.quorum,
+      timeout,
+      (m) => m.scripts.quorumLockExtend(lock.keys.length, ...lock.keys, lock.value, String(ttl)),
+      (reply) => reply === 1,
+      this.#trusts,
+    );
   }
 
   /**

@@ -29,7 +29,11 @@ for i = 1, n do
   if redis.call('pttl', KEYS[i]) < ttl then redis.call('pexpire', KEYS[i], ttl) end
 end
 return 1`,
-  /** KEYS: the lock keys; ARGV: value, ttl. 1 = extended; 0 = this reader is no longer on some key. */
+  /**
+   * KEYS: the lock keys; ARGV: value, ttl. 1 = extended; 0 = this reader is no longer on some key.
+   * The key then lives exactly as long as its longest-lived reader, so a reader shortened to its
+   * `minHold` does not keep writers out until its old TTL.
+   */
   readExtend: `
 local ttl = tonumber(ARGV[2])
 local t = redis.call('time')
@@ -41,7 +45,9 @@ for i = 1, #KEYS do
 end
 for i = 1, #KEYS do
   redis.call('zadd', KEYS[i], now + ttl, ARGV[1])
-  if redis.call('pttl', KEYS[i]) < ttl then redis.call('pexpire', KEYS[i], ttl) end
+  redis.call('zremrangebyscore', KEYS[i], '-inf', now)
+  local last = redis.call('zrange', KEYS[i], -1, -1, 'withscores')
+  redis.call('pexpire', KEYS[i], math.max(1, tonumber(last[2]) - now))
 end
 return 1`,
   /**
