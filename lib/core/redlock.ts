@@ -14,7 +14,6 @@ import { commandTimeoutFor, driftOf, now, validUntilOf } from './clock.js';
 import { Lock } from './lock.js';
 import { enterChain } from './lock-context.js';
 import { closeMasters, connectMasters, openMasters, type Master } from './master.js';
-import { refuseSharedOnClusters } from './cluster-support.js';
 import {
   checkCallOptions,
   checkFencingPrefix,
@@ -37,7 +36,8 @@ import { secretsOf } from './redact.js';
 import { AttemptBudget, OUT_OF_TIME } from './retry.js';
 import { settleSplitVotes } from './split-votes.js';
 import { quorumOf, voteRound, type MasterOutcome, type VoteRound } from './votes.js';
-import { releaseChannelOf, Wakeups } from './wakeups.js';
+import { Wakeups } from './wakeups.js';
+import { announceFlagFor, releaseChannelFor } from './release-channel.js';
 import { canQueue, handoffRelease, rankOf, withdrawTicket, type HandoffTicket } from './handoff.js';
 import {
   checkLockMode,
@@ -618,11 +618,9 @@ export class Redlock {
     const queue = { wakeups: this.#wakeups, keys, heldHere: () => this.heldHere(keys) };
     const budget = new AttemptBudget(options.retry, queue, options.signal, this.#closing.signal);
     const { shape } = options;
-    if (shape) refuseSharedOnClusters(this.#masters, shape.kind);
     let writer: string | undefined; // a waiting writer's id: it holds off new readers while it waits
     // Handoff between instances (docs/handoff.md): after a first refusal, queue with a ticket on the masters.
-    // Not on clusters: the ticket queue keys are in other slots than the lock key (docs/cluster.md).
-    const queues = canQueue({ keys }, shape !== undefined) && !this.#masters.some((m) => m.cluster);
+    const queues = canQueue({ keys }, shape !== undefined);
     let ticket: HandoffTicket | undefined;
     let splits = 0;
     try {
@@ -720,7 +718,7 @@ export class Redlock {
       budget.leave();
       if (writer) shared.withdrawWriter(context, keys, writer); // won or gave up: stop holding readers off
       // Won or gave up: leave every master's queue (sent before this holder's release on each connection).
-      if (ticket) withdrawTicket(this.#masters, keys[0], ticket, releaseChannelOf(keys[0]), context.timeout);
+      if (ticket) withdrawTicket(this.#masters, keys[0], ticket, context.timeout);
     }
   }
 
@@ -1018,24 +1016,28 @@ export class Redlock {
     skip?: readonly boolean[],
   ): VoteRound {
     const masters = skip ? this.#masters.filter((_, i) => !skip[i]) : this.#masters;
-    if (keys.length === 1 && !this.#masters.some((m) => m.cluster)) {
+    if (keys.length === 1) {
       // One key: the release hands it to the first queued waiter, if any (docs/handoff.md).
-      const channel = releaseChannelOf(keys[0]);
       return voteRound(
         masters,
         this.quorum,
         timeout,
-        (m) => handoffRelease(m, keys[0], value, announce, channel, timeout),
+        (m) => handoffRelease(m, keys[0], value, announce, releaseChannelFor(m, keys[0]), timeout),
         () => true,
       );
     }
-    const args = [...keys, value, announce ? '1' : '0'];
-    if (announce) for (const key of keys) args.push(releaseChannelOf(key));
     return voteRound(
       masters,
       this.quorum,
       timeout,
-      (m) => m.scripts.quorumLockRelease(keys.length, ...args),
+      (m) =>
+        m.scripts.quorumLockRelease(
+          keys.length,
+          ...keys,
+          value,
+          announceFlagFor(m, announce),
+          ...(announce ? keys.map((key) => releaseChannelFor(m, key)) : []),
+        ),
       () => true,
     );
   }

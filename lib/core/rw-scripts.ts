@@ -51,7 +51,7 @@ for i = 1, #KEYS do
 end
 return 1`,
   /**
-   * KEYS: the lock keys; ARGV: value, announce ('1'/'0'), then one release channel per key.
+   * KEYS: the lock keys; ARGV: value, announce ('1', 's' for SPUBLISH, '0'), then one release channel per key.
    * Removes the reader; the key then expires with the last remaining reader (or goes now).
    */
   readRelease: `
@@ -66,7 +66,7 @@ for i = 1, #KEYS do
     if last[2] then
       redis.call('pexpire', KEYS[i], math.max(1, tonumber(last[2]) - now))
     end
-    if ARGV[2] == '1' then redis.call('publish', ARGV[2 + i], ARGV[1]) end
+    if ARGV[2] ~= '0' then redis.call(ARGV[2] == 's' and 'spublish' or 'publish', ARGV[2 + i], ARGV[1]) end
   end
 end
 return removed`,
