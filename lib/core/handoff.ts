@@ -1,6 +1,8 @@
 import type { Redis } from 'ioredis';
 import type { AcquireRequest, AcquireRoundKind } from './acquire-round.js';
 import type { Master } from './master.js';
+import { companionKeyOf } from './cluster-keys.js';
+import { announceFlagFor, releaseChannelFor } from './release-channel.js';
 
 /**
  * Handoff between instances (docs/handoff.md). Waiters for a single-key exclusive lock that were
@@ -25,9 +27,12 @@ export interface HandoffTicket {
   lease: number;
 }
 
-/** The masters' queue keys of a lock key: the order, and each ticket's lapse time. */
-export function queueKeysOf(key: string): [order: string, lease: string] {
-  return [`${key}:handoff:queue`, `${key}:handoff:lease`];
+/**
+ * The masters' queue keys of a lock key: the order, and each ticket's lapse time (on a cluster
+ * node, in the lock key's slot: docs/cluster.md).
+ */
+export function queueKeysOf(key: string, master: Pick<Master, 'cluster'> = {}): [order: string, lease: string] {
+  return [companionKeyOf(master, key, ':handoff:queue'), companionKeyOf(master, key, ':handoff:lease')];
 }
 
 /** The value a reservation puts at the lock key: no lock value starts with `~` (they are base64url). */
@@ -70,7 +75,7 @@ for i = 2, 3 do
 end
 return {0, redis.call('zrank', KEYS[2], ARGV[3])}`,
   /**
-   * KEYS: lock key, queue, leases; ARGV: value, announce ('1'/'0'), channel, reservation ms.
+   * KEYS: lock key, queue, leases; ARGV: value, announce ('1', 's' for SPUBLISH, '0'), channel, reservation ms.
    * Compare-and-delete; when announcing and a live ticket waits, reserves the key for the first
    * one instead (for the reservation ms) and publishes `value\nticket`; else publishes `value`.
    * The ticket stays queued (see acquire) until its waiter withdraws it or its lease lapses.
@@ -79,19 +84,20 @@ return {0, redis.call('zrank', KEYS[2], ARGV[3])}`,
   release: `
 if redis.pcall('get', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('del', KEYS[1])
-if ARGV[2] ~= '1' then return 1 end
+if ARGV[2] == '0' then return 1 end
+local pub = ARGV[2] == 's' and 'spublish' or 'publish'
 if redis.call('exists', KEYS[2]) == 1 then${PRUNE}
   local first = redis.call('zrange', KEYS[2], 0, 0)[1]
   if first then
     redis.call('set', KEYS[1], '${RESERVED_PREFIX}' .. first, 'PX', ARGV[4])
-    redis.call('publish', ARGV[3], ARGV[1] .. '\\n' .. first)
+    redis.call(pub, ARGV[3], ARGV[1] .. '\\n' .. first)
     return 1
   end
 end
-redis.call('publish', ARGV[3], ARGV[1])
+redis.call(pub, ARGV[3], ARGV[1])
 return 1`,
   /**
-   * KEYS: lock key, queue, leases; ARGV: ticket id, channel, reservation ms. Leaves the queue (a
+   * KEYS: lock key, queue, leases; ARGV: ticket id, channel, reservation ms[, 's' to SPUBLISH]. Leaves the queue (a
    * waiter that won or gave up); a reservation still held for it passes to the next live ticket
    * (published as `~id\nnext`), or the key is freed (published as `~id`).
    */
@@ -100,13 +106,14 @@ redis.call('zrem', KEYS[2], ARGV[1])
 redis.call('zrem', KEYS[3], ARGV[1])
 local mine = '${RESERVED_PREFIX}' .. ARGV[1]
 if redis.pcall('get', KEYS[1]) ~= mine then return 0 end
+local pub = ARGV[4] == 's' and 'spublish' or 'publish'
 redis.call('del', KEYS[1])${PRUNE}
 local first = redis.call('zrange', KEYS[2], 0, 0)[1]
 if first then
   redis.call('set', KEYS[1], '${RESERVED_PREFIX}' .. first, 'PX', ARGV[3])
-  redis.call('publish', ARGV[2], mine .. '\\n' .. first)
+  redis.call(pub, ARGV[2], mine .. '\\n' .. first)
 else
-  redis.call('publish', ARGV[2], mine)
+  redis.call(pub, ARGV[2], mine)
 end
 return 1`,
 } as const;
@@ -132,10 +139,12 @@ function handoffClient(master: Master): HandoffClient {
 export const ticketed: AcquireRoundKind = {
   name: 'ticketed',
   applies: (r) => r.ticket !== undefined,
-  send: (m, r) => {
+  send: async (m, r) => {
     const t = r.ticket!;
-    const keys = [r.keys[0], ...queueKeysOf(r.keys[0]), ...(r.counters ? [r.counters[0]] : [])];
-    return handoffClient(m).quorumLockTicketAcquire(
+    // On a cluster the counter is in another slot: read after a grant (a later read can only be higher).
+    const counter = r.counters && !m.cluster ? [r.counters[0]] : [];
+    const keys = [r.keys[0], ...queueKeysOf(r.keys[0], m), ...counter];
+    const reply = await handoffClient(m).quorumLockTicketAcquire(
       keys.length,
       ...keys,
       r.value,
@@ -144,6 +153,8 @@ export const ticketed: AcquireRoundKind = {
       t.score,
       String(Math.ceil(t.lease)),
     );
+    if (!m.cluster || !r.counters || !Array.isArray(reply) || reply[0] !== 1) return reply;
+    return [1, Number((await m.client.get(r.counters[0])) ?? 0)];
   },
   isGranted: (reply) => Array.isArray(reply) && reply[0] === 1,
   highestCounter: (reply) => (Array.isArray(reply) && reply[0] === 1 ? Number(reply[1]) : 0),
@@ -176,12 +187,12 @@ export function handoffRelease(
   channel: string,
   reserveMs: number,
 ): Promise<number> {
-  const keys = [key, ...queueKeysOf(key)];
+  const keys = [key, ...queueKeysOf(key, master)];
   return handoffClient(master).quorumLockHandoffRelease(
     keys.length,
     ...keys,
     value,
-    announce ? '1' : '0',
+    announceFlagFor(master, announce),
     channel,
     String(Math.ceil(reserveMs)),
   );
@@ -192,13 +203,19 @@ export function withdrawTicket(
   masters: readonly Master[],
   key: string,
   ticket: HandoffTicket,
-  channel: string,
   reserveMs: number,
 ): void {
-  const keys = [key, ...queueKeysOf(key)];
   for (const m of masters)
     void handoffClient(m)
-      .quorumLockWithdraw(3, ...keys, ticket.id, channel, String(Math.ceil(reserveMs)))
+      .quorumLockWithdraw(
+        3,
+        key,
+        ...queueKeysOf(key, m),
+        ticket.id,
+        releaseChannelFor(m, key),
+        String(Math.ceil(reserveMs)),
+        announceFlagFor(m, true),
+      )
       .catch(() => undefined);
 }
 

@@ -36,7 +36,8 @@ export class RestartGuard {
   readonly #pending: boolean[];
   /**
    * The latest instant each master's server (as last identified) can have started, on the monotonic
-   * clock: the earliest `asked - uptime` over every `INFO` of that same server. Redis reports uptime in
+   * clock: the earliest `answered - uptime` over every `INFO` of that same server (`answered`: when the
+   * reply arrived, after the server measured its uptime, so never earlier than the real start). Redis reports uptime in
    * whole seconds (read one second short), so one reading can undercount by up to two seconds; the
    * best reading so far stands, and a later, coarser one never distrusts a master again. After a
    * failover it is the moment the new server was seen, whatever its uptime.
@@ -70,25 +71,25 @@ export class RestartGuard {
     this.#why[i] = 'unknown';
   }
 
-  /** What `INFO` (asked at `asked`) said about master `i`. */
-  observed(i: number, change: IdentityChange, uptimeMs: number, asked: number): void {
+  /** What `INFO` (its reply received at `answered`) said about master `i`. */
+  observed(i: number, change: IdentityChange, uptimeMs: number, answered: number): void {
     const guard = this.guardMs();
     let until: number;
     let why: GuardReason;
     if (change === 'failover' || (change === 'restarted' && uptimeMs >= guard)) {
       // another server's data, whatever its uptime: counted as if it started now
-      this.#startedBy[i] = asked;
+      this.#startedBy[i] = answered;
       this.#seenAt[i] = true;
-      until = asked + guard;
+      until = answered + guard;
       why = 'failover';
       this.failovers[i]++;
     } else {
-      const startedBy = asked - uptimeMs;
+      const startedBy = answered - uptimeMs;
       if (change !== 'same') {
         this.#startedBy[i] = startedBy;
         this.#seenAt[i] = false;
       } else if (!this.#seenAt[i]) this.#startedBy[i] = Math.min(this.#startedBy[i], startedBy);
-      until = this.#startedBy[i] + guard <= asked ? 0 : this.#startedBy[i] + guard;
+      until = this.#startedBy[i] + guard <= answered ? 0 : this.#startedBy[i] + guard;
       const before = this.#why[i];
       why =
         change === 'restarted'

@@ -131,3 +131,38 @@ describe('restart guard (3 masters)', () => {
     }
   });
 });
+
+describe('restart guard: a slow INFO reply', () => {
+  it('never trusts a master early when its INFO is answered late (the uptime is counted from the reply)', async () => {
+    // A server's uptime is read when the server answers, so the moment it started is at most the
+    // reply's arrival minus that uptime. Counted from when INFO was sent, a reply held up by a pause
+    // would date the start too early and end the guard before the largest TTL has passed.
+    const spawned = performance.now(); // the server starts after this instant
+    const fresh = await startRedisMasters(1);
+    const largestTtl = 10_000;
+    const guardMs = largestTtl + largestTtl * 0.01 + 2;
+    const redlock = new Redlock({
+      nodes: fresh.urls,
+      ttl: 1_000,
+      commandTimeout: 8_000,
+      restartGuard: { largestTtl },
+      logger: false,
+    });
+    try {
+      await redlock.connect();
+      expect(await waitFor(() => redlock.masterStates()[0].uptimeMs !== undefined, 5_000, 10)).toBe(true);
+      const [master] = fresh.masters;
+      master.pause();
+      const refreshed = redlock.refreshMasterStates(); // its INFO waits for the server
+      await sleep(2_500);
+      master.resume();
+      await refreshed;
+      expect(redlock.masterStates()[0].uptimeMs).toBeGreaterThanOrEqual(1_000); // the late reading was recorded
+      const trustedAt = performance.now() + redlock.distrustedFor[0];
+      expect(trustedAt).toBeGreaterThanOrEqual(spawned + guardMs - 5);
+    } finally {
+      await redlock.close();
+      await fresh.stop();
+    }
+  });
+});
