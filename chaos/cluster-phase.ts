@@ -23,12 +23,12 @@ import { Redlock, type Lock } from 'nestjs-quorum-lock';
 import type { RedisMaster } from '../tools/redis-masters.js';
 import { startRedisClusters, type RedisCluster, type RedisClusters } from '../tools/redis-clusters.js';
 
-const TTL = 4_000;
+const TTL = 6_000;
 const HOT = 2;
 const CONTENDERS = 4;
 const WORKERS = 2;
 /** Share of holds that last most of the TTL: the holders a failover can betray. */
-const LONG_SHARE = 0.4;
+const LONG_SHARE = 0.25;
 
 interface Holding {
   resource: string;
@@ -142,7 +142,7 @@ async function runPass(clusters: RedisClusters, guard: boolean, seconds: number,
         retryDelay: 100,
         retryJitter: 50,
         retryCount: Infinity,
-        acquireTimeout: 3_000,
+        acquireTimeout: 2 * TTL,
         commandTimeout: 300,
         logger: quiet,
       }),
@@ -184,7 +184,9 @@ async function runPass(clusters: RedisClusters, guard: boolean, seconds: number,
   let skipped = 0;
   const nemesis = (async () => {
     for (let round = 0; performance.now() < end - 2_000; round++) {
-      await sleep(1_000 + Math.random() * 1_000);
+      // Past the guard's distrust of the last pair (TTL plus drift), so that the guarded pass has
+      // trusted quorums between failovers, as the control pass does.
+      await sleep(TTL + 500 + Math.random() * 1_000);
       const key = `lock:${resources[round % HOT]}`;
       const pair = [round % 3, (round + 1) % 3].map((c) => clusters.clusters[c]);
       const t = performance.now();
@@ -278,7 +280,7 @@ export function renderCluster(result: ClusterPhaseResult, command: string): stri
 const HERE = dirname(fileURLToPath(import.meta.url));
 if (process.argv[1] && resolve(process.argv[1]) === join(HERE, 'cluster-phase.js')) {
   const at = process.argv.indexOf('--seconds');
-  const seconds = at > 0 ? Number(process.argv[at + 1]) : 30;
+  const seconds = at > 0 ? Number(process.argv[at + 1]) : 40;
   const command = `node dist-chaos/chaos/cluster-phase.js --seconds ${seconds}`;
   const result = await runClusterPhase({ seconds, log: (line) => console.log(line) });
   const out = join(HERE, '..', '..', 'docs', 'evidence');

@@ -423,7 +423,8 @@ async function main(): Promise<number> {
       );
     }
     if (!args.mutants && (!args.phases || args.phases.includes('cluster-failover' as FaultKind))) {
-      clusterPhase = await runClusterPhase({ seconds: args.seconds, log: (line) => console.log(line) });
+      // Each failover takes a few seconds and is followed by the guard's TTL: a phase of several.
+      clusterPhase = await runClusterPhase({ seconds: Math.max(args.seconds, 40), log: (line) => console.log(line) });
     }
   } finally {
     for (const c of live) c.kill();
