@@ -215,9 +215,17 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
         .map((b) => 2 * b.delayMs!),
     );
   const stalls = result.stalls ?? [];
-  /** The client's loop could run for at most `slack` ms within [from, to]: its measured stalls cover the rest. */
+  // The harness's loop carries every client's traffic (the proxies are the network): a stall of it
+  // holds every command in flight, so for a client's commands (not its timers) it counts as a stall
+  // on that client's path.
+  const clientIds = Object.keys(result.clientCycles ?? {});
+  const pathStalls = [
+    ...stalls,
+    ...(result.harnessStalls ?? []).flatMap((h) => clientIds.map((client) => ({ ...h, client }))),
+  ];
+  /** The client's commands could move for at most `slack` ms within [from, to]: its or the harness's measured stalls cover the rest. */
   const stalledAcross = (client: string, from: number, to: number, slack: number) =>
-    unstalledMs(stalls, client, from, to) <= slack;
+    unstalledMs(pathStalls, client, from, to) <= slack;
   const bounds = new Map<string, number>();
   let unconfirmed = 0;
   let noMajority = 0;
@@ -528,7 +536,7 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
   let starvedProbes = 0;
   for (const p of result.probes) {
     if (p.grantedAt === undefined) {
-      if (p.endedAt !== undefined && longestUnstalledMs(stalls, p.client, p.startedAt, p.endedAt) < attemptSpan)
+      if (p.endedAt !== undefined && longestUnstalledMs(pathStalls, p.client, p.startedAt, p.endedAt) < attemptSpan)
         starvedProbes++;
       else failed.push(`${p.client} round ${p.round}: ${p.error}`);
       continue;

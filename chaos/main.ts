@@ -22,7 +22,7 @@ import { startRedisMasters, type RedisMasters } from '../tools/redis-masters.js'
 import { checkPhase, type PhaseCheck } from './checker.js';
 import { sharedNow } from './clock.js';
 import { chaosMasterArgs, Cluster, Inspector, type FaultKind } from './nemesis.js';
-import { MUTANTS, writeMutant } from './mutants.js';
+import { LIBRARY_VARIANTS, MUTANTS, writeMutant, type Mutant } from './mutants.js';
 import { runPhase, type PhaseResult, type PhaseSpec, type Settings } from './phase.js';
 import { ProcessClient, type PingPong } from './process-client.js';
 import { ProxyFarm } from './proxy.js';
@@ -40,6 +40,7 @@ const USAGE = `npm run chaos -- [options]
   --phases a,b       only these fault types: none, kill-restart, kill-delayed, master-pause,
                      client-pause, key-loss, proxy-delay, proxy-drop, proxy-cut, client-stall,
                      slow-masters, partition, evicting-master, fsync-restart, many-clients,
+                     hot-contention (8 processes, 4 hot keys), key-loss-no-repair (quorum repair off),
                      leadership (leader election: resign, SIGKILL, SIGSTOP, hung master)
   --mutants          plant each bug of chaos/mutants.ts in a copy of the library and run a short
                      pass on each; exits 1 unless every one is caught (report: mutants-report.md)
@@ -114,8 +115,23 @@ const SETTINGS: Omit<Settings, 'registerUrl'> = {
 /** The phase with many client processes (each with the same workers). */
 const MANY_CLIENTS = 16;
 
+/**
+ * The hot-contention phase: many processes on four hot keys (six contenders per key) with short
+ * holds and no long holds, and no cold workers, so that contended sections (handed over between
+ * processes by the handoff's tickets) run in the thousands. The other phases keep the cold mass.
+ */
+const HOT_CLIENTS = 8;
+const HOT_SETTINGS: Partial<Settings> = {
+  hotResources: 4,
+  hotWorkers: 3,
+  coldWorkers: 0,
+  hotHoldMs: [1, 3],
+  hotLongShare: 0,
+};
+
 function phaseList(args: Args): PhaseSpec[] {
-  const all: [FaultKind, boolean, number?][] = [
+  // fault, restart guard, client processes, name (for --phases and the title; default: the fault)
+  const all: [FaultKind, boolean, number?, string?][] = [
     ['none', true],
     ['kill-restart', false],
     ['kill-restart', true],
@@ -124,6 +140,7 @@ function phaseList(args: Args): PhaseSpec[] {
     ['master-pause', true],
     ['client-pause', true],
     ['key-loss', true],
+    ['key-loss', true, undefined, 'key-loss-no-repair'],
     ['proxy-delay', true],
     ['proxy-drop', true],
     ['proxy-cut', true],
@@ -132,45 +149,67 @@ function phaseList(args: Args): PhaseSpec[] {
     ['partition', true],
     ['evicting-master', true],
     ['fsync-restart', true],
-    ['master-pause', true, MANY_CLIENTS],
+    ['master-pause', true, MANY_CLIENTS, 'many-clients'],
+    ['none', true, HOT_CLIENTS, 'hot-contention'],
   ];
-  const name = (f: FaultKind, clients?: number) => (clients ? 'many-clients' : f);
-  const chosen = args.phases ? all.filter(([f, , c]) => args.phases!.includes(name(f, c) as FaultKind)) : all;
+  const chosen = args.phases ? all.filter(([f, , , n]) => args.phases!.includes((n ?? f) as FaultKind)) : all;
   const unknown = (args.phases ?? []).filter(
-    (p) => (p as string) !== 'leadership' && !all.some(([f, , c]) => name(f, c) === p),
+    (p) => (p as string) !== 'leadership' && !all.some(([f, , , n]) => (n ?? f) === p),
   );
   if (unknown.length) throw new Error(`unknown fault type(s): ${unknown.join(', ')}\n${USAGE}`);
-  return chosen.map(([fault, guard, clients], i) => ({
+  // The key-loss baseline runs a copy of the library with quorum repair off (chaos/mutants.ts).
+  const noRepair = chosen.some(([, , , n]) => n === 'key-loss-no-repair')
+    ? compileCopies(LIBRARY_VARIANTS.filter((v) => v.name === 'no-quorum-repair'))[0]
+    : undefined;
+  return chosen.map(([fault, guard, clients, name], i) => ({
     id: `p${String(i + 1).padStart(2, '0')}`,
     fault,
     guard,
     fencing: true,
-    seconds: args.seconds,
-    title: clients ? `${fault}, ${clients} client processes` : fault,
+    // The hot phase's thousands of contended sections need a long phase even in a short run (about
+    // 70 handoffs a second on this 2-core machine), and the two key-loss phases need several rounds
+    // of quorum repair's case (with repair on and off).
+    seconds:
+      name === 'hot-contention'
+        ? Math.max(args.seconds, 40)
+        : fault === 'key-loss'
+          ? Math.max(args.seconds, 24)
+          : args.seconds,
+    title: name ?? (clients ? `${fault}, ${clients} client processes` : fault),
+    name,
     clients,
-    settings: clients ? { hotWorkers: 1, coldWorkers: 1 } : undefined,
-    // The long holder's majority first: the round a guard that trusts restarted masters fails.
-    variants: fault === 'kill-restart' ? [3, 0, 1, 2] : undefined,
+    settings:
+      name === 'hot-contention'
+        ? HOT_SETTINGS
+        : clients
+          ? { hotWorkers: 1, coldWorkers: 1 }
+          : fault === 'key-loss'
+            ? { hotLongShare: 0.25 } // each client's first hot worker always waits on the long-hold key: contenders for the reconnected holder
+            : undefined,
+    lib: name === 'key-loss-no-repair' ? noRepair : undefined,
+    variants:
+      fault === 'kill-restart'
+        ? [3, 0, 1, 2] // the long holder's majority first: the round a guard that trusts restarted masters fails
+        : fault === 'key-loss'
+          ? [2, 0, 2, 1] // quorum repair's case in every other round: the one the baseline without repair is compared on
+          : undefined,
   }));
 }
 
-/** One short phase per planted bug, each with its own compiled copy of the library. */
-function mutantPhases(args: Args): PhaseSpec[] {
-  const chosen = MUTANTS.filter((m) => !args.mutant || m.name === args.mutant);
-  if (chosen.length === 0)
-    throw new Error(`unknown mutant ${args.mutant}; known: ${MUTANTS.map((m) => m.name).join(', ')}`);
+/** Copies lib/ once per patch set, applies it (throws if a patch no longer applies), compiles; the entry points. */
+function compileCopies(copies: Mutant[]): string[] {
   const src = join(ROOT, 'dist-chaos', 'mutants-src');
   const out = join(ROOT, 'dist-chaos', 'mutants');
-  for (const m of chosen) writeMutant(m, join(ROOT, 'lib'), join(src, m.name)); // throws if a patch no longer applies
+  for (const m of copies) writeMutant(m, join(ROOT, 'lib'), join(src, m.name));
   writeFileSync(
     join(src, 'tsconfig.json'),
     JSON.stringify({
       extends: join(ROOT, 'tsconfig.build.json'),
       compilerOptions: { rootDir: '.', outDir: out, declaration: false, sourceMap: false },
-      include: ['.'],
+      include: [...copies.map((m) => m.name)],
     }),
   );
-  console.log(`chaos: compiling ${chosen.length} mutant copies of lib/`);
+  console.log(`chaos: compiling ${copies.length} patched copies of lib/`);
   // A planted bug may not type-check (that is not the point): emit anyway, then insist on the output.
   try {
     execFileSync(
@@ -181,8 +220,19 @@ function mutantPhases(args: Args): PhaseSpec[] {
   } catch {
     // type errors only: checked below
   }
-  for (const m of chosen)
-    if (!existsSync(join(out, m.name, 'index.js'))) throw new Error(`mutant ${m.name} did not compile`);
+  return copies.map((m) => {
+    const entry = join(out, m.name, 'index.js');
+    if (!existsSync(entry)) throw new Error(`the patched copy ${m.name} did not compile`);
+    return entry;
+  });
+}
+
+/** One short phase per planted bug, each with its own compiled copy of the library. */
+function mutantPhases(args: Args): PhaseSpec[] {
+  const chosen = MUTANTS.filter((m) => !args.mutant || m.name === args.mutant);
+  if (chosen.length === 0)
+    throw new Error(`unknown mutant ${args.mutant}; known: ${MUTANTS.map((m) => m.name).join(', ')}`);
+  const libs = compileCopies(chosen); // throws if a patch no longer applies
   return chosen.map((m, i) => ({
     id: `m${String(i + 1).padStart(2, '0')}`,
     fault: m.phase.fault,
@@ -190,7 +240,7 @@ function mutantPhases(args: Args): PhaseSpec[] {
     fencing: true,
     seconds: args.seconds,
     title: m.phase.fault,
-    lib: join(out, m.name, 'index.js'),
+    lib: libs[i],
     mutant: m.name,
     variants: m.phase.variants,
     settings: m.phase.ttl ? { ttl: m.phase.ttl } : undefined,

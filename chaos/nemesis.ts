@@ -318,10 +318,11 @@ async function freshHolder(
   minPttl: number,
   waitMs: number,
   only?: (holders: number[], reads: ({ value: string | null; pttl: number } | undefined)[]) => boolean,
+  keys: readonly string[] = ctx.hotKeys,
 ): Promise<{ key: string; holders: number[] } | undefined> {
   const deadline = sharedNow() + waitMs;
   while (sharedNow() < deadline) {
-    for (const key of shuffled(ctx.hotKeys)) {
+    for (const key of shuffled(keys)) {
       const reads = await ctx.cluster.inspector.read(key);
       const byValue = new Map<string, number[]>();
       reads.forEach((r, i) => {
@@ -371,8 +372,15 @@ async function longHolder(
  * exactly its three reachable masters (a bare quorum): Kleppmann's set-up for a single master's
  * amnesia (a restart or a clock jump) to matter.
  */
-async function bareQuorumHolder(ctx: NemesisContext, victim: ClientHandle, cutOff: number[], waitMs: number) {
-  ctx.cluster.farm.set([victim.id], cutOff, { kind: 'cut' });
+async function bareQuorumHolder(
+  ctx: NemesisContext,
+  victim: ClientHandle,
+  cutOff: number[],
+  waitMs: number,
+  keys?: readonly string[],
+  fault: Fault = { kind: 'cut' },
+) {
+  ctx.cluster.farm.set([victim.id], cutOff, fault);
   await sleep(ctx.ttl * 1.1); // the victim's older locks lapse on the cut masters
   const reachable = range(ctx.cluster.size).filter((m) => !cutOff.includes(m));
   return freshHolder(
@@ -384,7 +392,61 @@ async function bareQuorumHolder(ctx: NemesisContext, victim: ClientHandle, cutOf
       holders.length === reachable.length &&
       holders.every((h) => reachable.includes(h)) &&
       cutOff.every((m) => reads[m] !== undefined && reads[m].value === null),
+    keys,
   );
+}
+
+/**
+ * Quorum repair's case (docs/quorum-repair.md): a client cut off from two masters takes a long lock
+ * on its three (a bare quorum), is reconnected, and renews; then its key is deleted on one of those
+ * three. The deletion comes at the first read that shows the value on four or more masters (repaired)
+ * or 1.2 s after the reconnection, whichever is first, the same rule with repair on or off. On a bare
+ * quorum the deletion leaves two masters, and a waiting contender can win the other three.
+ */
+async function keyLossAfterReconnect(ctx: NemesisContext): Promise<FaultBand> {
+  const victim = pick(ctx.clients);
+  const cutOff = shuffled(range(ctx.cluster.size)).slice(0, 2).sort();
+  const b = openBand(
+    ctx,
+    'key-loss',
+    'bare quorum, reconnected',
+    `bare quorum, reconnected: ${victim.id} black-holed from ${names(cutOff)} while it took a long lock, reconnected, then the key deleted on one of its three`,
+    cutOff,
+    [victim.id],
+    'a clock jump on one master of a bare quorum: without quorum repair the holder stays on three masters after it reconnects',
+  );
+  // Long holds go to hot resource 0 (workload.ts): a holder there outlives the reconnection. A black
+  // hole rather than a cut: the victim's connections stay up (no reconnect back-off builds up), and
+  // healing resets them, so it reconnects at once and its next renewal reaches all five masters.
+  const found = await bareQuorumHolder(ctx, victim, cutOff, 6_000, [ctx.hotKeys[0]], {
+    kind: 'drop',
+    direction: 'both',
+  });
+  ctx.cluster.farm.set([victim.id], cutOff, undefined);
+  if (!found) {
+    b.band.label += ' (no bare-quorum holder seen)';
+    await sleep(ctx.ttl);
+    b.ended();
+    return b.healed();
+  }
+  const value = (await ctx.cluster.inspector.read(found.key))[found.holders[0]]?.value;
+  const healedAt = sharedNow();
+  let holders = found.holders;
+  while (sharedNow() - healedAt < 1_200) {
+    const reads = await ctx.cluster.inspector.read(found.key);
+    holders = range(ctx.cluster.size).filter((m) => reads[m]?.value === value);
+    if (holders.length >= 4 || holders.length === 0) break;
+    await sleep(20);
+  }
+  const still = found.holders.filter((m) => holders.includes(m));
+  const master = pick(still.length ? still : found.holders);
+  b.band.masters = [...cutOff, master];
+  b.band.heldOn = holders.length;
+  b.band.label += ` (${names([master])}; held on ${holders.length} of ${ctx.cluster.size} at the deletion)`;
+  if (holders.length > 0) await ctx.cluster.inspector.del(master, [found.key]);
+  await sleep(ctx.ttl);
+  b.ended();
+  return b.healed();
 }
 
 /** One round of each fault type. Rounds vary the fault (minority, majority, bare quorum, …). */
@@ -577,7 +639,8 @@ export const schedules: Record<FaultKind, (ctx: NemesisContext) => Promise<Fault
 
   /** DEL a held lock key on one master: stands in for that master's clock jumping forward. */
   async 'key-loss'(ctx) {
-    if (ctx.variant % 2 === 0) {
+    if (ctx.variant % 3 === 2) return keyLossAfterReconnect(ctx);
+    if (ctx.variant % 3 === 0) {
       const found = await freshHolder(ctx, 3, ctx.ttl * 0.6, 2_000);
       const master = found ? pick(found.holders) : pick(range(ctx.cluster.size));
       const held = found ? ` (a fresh lock there was on ${found.holders.length} of ${ctx.cluster.size})` : '';

@@ -17,6 +17,7 @@ import {
 } from './nemesis.js';
 import type { FencedRegister } from './register.js';
 import { MasterHistory } from './history.js';
+import { monitorLoopLag, type LoopStall } from './loop-lag.js';
 import type { ClientPause, FaultBand, KeyLeft, PhaseHistory, ProbeRecord } from './types.js';
 import type { WorkloadConfig } from './workload.js';
 
@@ -29,6 +30,8 @@ export interface PhaseSpec {
   /** How long the nemesis runs rounds, in seconds (the last round may overrun). */
   seconds: number;
   title: string;
+  /** The phase's name when it is not its fault type's (e.g. 'hot-contention', 'key-loss-no-repair'). */
+  name?: string;
   /** Only these variants of the fault, in turn (default: all, in turn). */
   variants?: number[];
   /** Client processes in this phase (default: the run's). */
@@ -59,6 +62,8 @@ export interface PhaseResult extends PhaseHistory {
   runTo: number;
   cycles: number;
   masterCount: number;
+  /** The harness process's own event-loop stalls during the nemesis's rounds (loop-lag.ts). */
+  harnessStalls?: LoopStall[];
   ttl: number;
   commandTimeout: number;
 }
@@ -121,6 +126,10 @@ export async function runPhase(
   await sleep(1_000);
   const bound = livenessBound(spec, settings);
   const hotKeys = Array.from({ length: settings.hotResources }, (_, i) => `lock:${spec.id}:hot:${i}`);
+  // The harness's own loop carries every client's traffic (the proxies) and the masters' MONITOR
+  // streams: its stalls delay every command at once, so they are measured and reported with the phase.
+  const harnessStalls: LoopStall[] = [];
+  const stopHarnessLag = monitorLoopLag('harness', (stall) => harnessStalls.push(stall));
   const runFrom = sharedNow();
   const end = runFrom + spec.seconds * 1_000;
   const pauses: ClientPause[] = history.pauses;
@@ -155,6 +164,7 @@ export async function runPhase(
     for (const c of clients) c.continueProcess?.();
   }
   await tearDownMasters(spec.fault, cluster);
+  stopHarnessLag();
   const runTo = sharedNow();
   const perClient = await Promise.all(clients.map((c) => c.stop()));
   clients.forEach((c, i) => (history.clientCycles[c.id] = perClient[i]));
@@ -195,6 +205,7 @@ export async function runPhase(
     runTo,
     cycles,
     masterCount: cluster.size,
+    harnessStalls,
     ttl: settings.ttl,
     commandTimeout: settings.commandTimeout,
   };

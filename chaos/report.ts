@@ -38,11 +38,14 @@ const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replac
 
 const FAULT_TITLES: Record<string, string> = {
   none: 'no fault (baseline)',
+  'hot-contention': 'hot contention (no fault; 4 hot keys, 3 hot workers per process, 1–3 ms holds, no cold workers)',
+  'key-loss-no-repair': 'lock key lost on one master (clock-jump stand-in), quorum repair OFF (baseline)',
+  'many-clients': 'master pause (SIGSTOP/SIGCONT)',
   'kill-restart': 'master kill -9 + immediate restart (no persistence)',
   'kill-delayed': 'master kill -9 + restart after > largest TTL',
   'master-pause': 'master pause (SIGSTOP/SIGCONT)',
   'client-pause': 'client pause (SIGSTOP past validity)',
-  'key-loss': 'lock key lost on one master (clock-jump stand-in)',
+  'key-loss': 'lock key lost on one master (clock-jump stand-in), quorum repair ON',
   'proxy-delay': 'proxy delay (chosen clients)',
   'proxy-drop': 'proxy drop / asymmetric partition',
   'proxy-cut': 'proxy cut connections',
@@ -54,7 +57,7 @@ const FAULT_TITLES: Record<string, string> = {
 };
 
 export function phaseTitle(r: PhaseResult): string {
-  return `${FAULT_TITLES[r.spec.fault] ?? r.spec.fault}${r.spec.clients ? `, ${r.spec.clients} client processes` : ''}${r.spec.fault.startsWith('kill') ? (r.spec.guard ? ', restart guard ON' : ', restart guard OFF (plain Redlock)') : ''}`;
+  return `${FAULT_TITLES[r.spec.name ?? r.spec.fault] ?? r.spec.name ?? r.spec.fault}${r.spec.clients ? `, ${r.spec.clients} client processes` : ''}${r.spec.fault.startsWith('kill') ? (r.spec.guard ? ', restart guard ON' : ', restart guard OFF (plain Redlock)') : ''}`;
 }
 
 interface Row {
@@ -208,6 +211,38 @@ export function renderReport(rows: Row[], clock: ClockCheck, info: RunInfo, svgN
     L.push('');
   }
 
+  // Quorum repair, side by side: the same key-loss phase with repair on (the library) and off (a patched copy).
+  const keyLoss = rows.filter((r) => r.result.spec.fault === 'key-loss');
+  if (keyLoss.some((r) => r.result.spec.name === 'key-loss-no-repair')) {
+    L.push('## Quorum repair: the key-loss phase with repair off against on');
+    L.push('');
+    L.push(
+      "The same phase twice: once on the library, once on a copy of it with quorum repair patched out (`no-quorum-repair` in chaos/mutants.ts). In the *bare quorum, reconnected* rounds a client cut off from two masters takes a long lock on its three, is reconnected and renews; the key is then deleted on one of its three, at the first read that shows the value on four or more masters or 1.2 s after the reconnection. *held on* is on how many masters the value was at the deletion. A violation is excused only when the masters' history shows the holder on exactly a bare quorum when its key was deleted.",
+    );
+    L.push('');
+    L.push(
+      '| phase | quorum repair | variant | rounds | held on at the deletion (masters, per round) | ME violations: unexpected | ME violations excused (bare quorum lost a key) |',
+    );
+    L.push('|---|---|---|---|---|---|---|');
+    for (const row of keyLoss) {
+      const variants = new Map<string, { rounds: number; heldOn: string[]; unexpected: number; excused: number }>();
+      for (const b of row.result.bands) {
+        const v = variants.get(b.variant) ?? { rounds: 0, heldOn: [], unexpected: 0, excused: 0 };
+        v.rounds++;
+        v.heldOn.push(b.heldOn === undefined ? '–' : String(b.heldOn));
+        const vs = row.check.violations.filter((x) => x.band === b);
+        v.excused += vs.filter((x) => x.expected).length;
+        v.unexpected += vs.filter((x) => !x.expected).length;
+        variants.set(b.variant, v);
+      }
+      for (const [variant, v] of variants)
+        L.push(
+          `| ${row.result.spec.id} | ${row.result.spec.name === 'key-loss-no-repair' ? 'OFF' : 'on'} | ${variant} | ${v.rounds} | ${v.heldOn.join(', ')} | **${v.unexpected}** | ${v.excused} |`,
+        );
+    }
+    L.push('');
+  }
+
   L.push('## Definitions');
   L.push('');
   L.push(
@@ -220,8 +255,8 @@ export function renderReport(rows: Row[], clock: ClockCheck, info: RunInfo, svgN
   );
   L.push(
     '- **Also failing the run:** a section whose value fewer than a quorum of masters ever held (grant without a majority), or that no master was seen to hold; a section that began after its bound; a signal check passed after the bound by a client that was not paused or stalled across it; an extension the library reported but no quorum of masters confirmed; ' +
-      "a Lua delete or renewal of a key holding another value; keys of a failed attempt left to expire with no cause shown (a fault on the path to that master when the others executed the release, or the attempt's client stopped or its event loop measured stalled for all but one command timeout of the key's life); a lock lost with no fault and no pause of its holder, after its holder's loop could run (measured stalls subtracted) for half a TTL with no extend() attempted; lock-loss delivery more than 5 ms late unless that client was stopped or its measured event-loop stall covers all but 5 ms from the deadline to the delivery; a read of `signal.aborted` that returned false after the deadline (never excused); stale fenced writes and token inversions with no counter lost; missing tokens; " +
-      "liveness probes failed (unless that client's measured stalls left it no stretch of two command timeouts + 200 ms to run one whole attempt in) or over their bound; sections a client reported but the harness did not record; register entries of no recorded section; keys left after release; acquisition errors other than busy/unavailable.",
+      "a Lua delete or renewal of a key holding another value; keys of a failed attempt left to expire with no cause shown (a fault on the path to that master when the others executed the release, or the attempt's client stopped, or its event loop or the harness's (which carries its traffic) measured stalled for all but one command timeout of the key's life); a lock lost with no fault and no pause of its holder, after its holder's loop could run (measured stalls subtracted) for half a TTL with no extend() attempted; lock-loss delivery more than 5 ms late unless that client was stopped or its measured event-loop stall covers all but 5 ms from the deadline to the delivery; a read of `signal.aborted` that returned false after the deadline (never excused); stale fenced writes and token inversions with no counter lost; missing tokens; " +
+      "liveness probes failed (unless that client's or the harness's measured stalls left it no stretch of two command timeouts + 200 ms to run one whole attempt in) or over their bound; sections a client reported but the harness did not record; register entries of no recorded section; keys left after release; acquisition errors other than busy/unavailable.",
   );
   L.push(
     '- **Fencing:** each pair of successive holders of a resource (in start order) must have strictly increasing `fencingToken`s. ' +
@@ -326,6 +361,11 @@ export function renderReport(rows: Row[], clock: ClockCheck, info: RunInfo, svgN
     for (const [why, n] of reasons) L.push(`  - ${n} × ${why}`);
     for (const l of c.delivery.late.slice(0, 3)) L.push(`    - e.g. ${l.id} on ${l.resource}: ${f1(l.lateMs)} ms late`);
     L.push(`- Lock keys: ${c.keys.afterClose} right after close, and ${c.keys.afterTtl} one TTL later.`);
+    const hs = r.harnessStalls ?? [];
+    const clientStalls = r.stalls ?? [];
+    L.push(
+      `- Load: the harness's own event loop (which carries every client's traffic through the proxies, and the masters' MONITOR streams) stalled ${hs.length} times over 8 ms, the longest ${f0(Math.max(0, ...hs.map((x) => x.end - x.start)))} ms; the client processes recorded ${clientStalls.length} stalls, the longest ${f0(Math.max(0, ...clientStalls.map((x) => x.end - x.start)))} ms.`,
+    );
     for (const d of c.keys.details.slice(0, 4)) L.push(`  - ${d}`);
     if (r.bands.length) {
       L.push('');

@@ -38,7 +38,12 @@ export interface WorkloadConfig {
   coldWorkers: number;
   /** Hold time range of a hot section, ms (split in chunks, the signal checked between them). */
   hotHoldMs: [number, number];
-  /** A share of hot sections hold longer than the TTL, so that they live on renewals: range and share. */
+  /**
+   * A share of hot sections hold longer than the TTL, so that they live on renewals: range and share.
+   * Long holds go to hot resource 0, taken by each client's first hot worker only (its sections are
+   * long with probability share × hotWorkers): long holds then never stall the short, contended
+   * sections on the other hot resources, and at most one worker per client waits behind them.
+   */
   hotLongHoldMs: [number, number];
   hotLongShare: number;
   coldHoldMs: [number, number];
@@ -232,16 +237,21 @@ export function createWorkload(lib: Lib, config: WorkloadConfig, hooks: Workload
     const locked = app!.get(LockedSections);
     const using = app!.get(UsingSections);
     let turn = index;
+    const longOdds = hot && index === 0 ? Math.min(1, config.hotLongShare * config.hotWorkers) : 0;
+    // With long holds, hot resource 0 is theirs and the short sections share the others.
+    const shortFrom = config.hotLongShare > 0 && config.hotResources > 1 ? 1 : 0;
     while (running) {
-      const resource = `${phase}:${hot ? 'hot' : 'cold'}:${Math.floor(Math.random() * (hot ? config.hotResources : config.coldResources))}`;
+      const long = Math.random() < longOdds;
+      const slot = long
+        ? 0
+        : hot
+          ? shortFrom + Math.floor(Math.random() * (config.hotResources - shortFrom))
+          : Math.floor(Math.random() * config.coldResources);
+      const resource = `${phase}:${hot ? 'hot' : 'cold'}:${slot}`;
       const via = turn % 2 === 0 ? 'locked' : 'using';
       const unfenced = !hot && turn % 4 === 1; // every other cold `using` section
       turn++;
-      const [lo, hi] = hot
-        ? Math.random() < config.hotLongShare
-          ? config.hotLongHoldMs
-          : config.hotHoldMs
-        : config.coldHoldMs;
+      const [lo, hi] = long ? config.hotLongHoldMs : hot ? config.hotHoldMs : config.coldHoldMs;
       const hold = rand(lo, hi);
       const chunks: number[] = [];
       for (let left = hold; left > 0; left -= 40) chunks.push(Math.min(40, left));

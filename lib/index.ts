@@ -9,7 +9,7 @@ export { Locked, type LockedOptions } from './decorators/index.js';
 export { Redlock, type AcquireOptions, type TryAcquireOptions, type UsingOptions } from './core/redlock.js';
 export type { HoldOptions } from './core/hold-options.js';
 export { lockModeOf, type LockMode, type LockModeOptions } from './core/lock-mode.js';
-export { Lock } from './core/lock.js';
+export { Lock, type LockJson } from './core/lock.js';
 export { Leadership, type LeadOptions } from './core/leadership.js';
 export { LeaderOnly, type LeaderOnlyMethod, type LeaderOnlyOptions } from './decorators/leader-only.decorator.js';
 export { currentLock } from './core/lock-context.js';

@@ -16,7 +16,11 @@ inspect  lists the locks held under the prefix (SCAN, never KEYS): per-master ag
          held permit slot (STATE permit i/limit).
 masters  shows each master: reachable, role, uptime, whether the restart guard would count it for
          locks up to --ttl ms, and its maxmemory-policy (anything but noeviction can drop a lock).
-Read-only: nothing is written. Passwords in URLs are never printed.`;
+Read-only: nothing is written. Passwords in URLs are never printed.
+
+Exit codes: 0 ok; 1 fewer than a quorum of masters reachable (inspect) or counting for locks
+(masters: reachable, a master, past the restart guard for --ttl, noeviction, not the same server as
+an earlier node); 2 bad usage.`;
 
 /** A node given on the command line: its printable label and a client. */
 interface Node {
@@ -133,7 +137,10 @@ interface Output {
   write(text: string): unknown;
 }
 
-/** Runs the CLI; resolves to the exit code (0 ok, 1 below a quorum of reachable masters, 2 usage). */
+/**
+ * Runs the CLI; resolves to the exit code: 0 ok; 1 below a quorum of reachable masters (`inspect`)
+ * or of masters whose votes would count for a lock now (`masters`); 2 bad usage.
+ */
 export async function runCli(argv: readonly string[], out: Output, err: Output = process.stderr): Promise<number> {
   let parsed;
   try {
@@ -182,19 +189,21 @@ export async function runCli(argv: readonly string[], out: Output, err: Output =
     const errors = await connectAll(nodes);
     const quorum = quorumOf(nodes.length);
     const reachable = errors.filter((e) => e === undefined).length;
-    if (command === 'masters') await masters(nodes, errors, number('ttl'), values.json, out);
-    else
-      await inspect(
-        nodes,
-        errors,
-        values.prefix,
-        values['fencing-prefix'],
-        pattern,
-        number('limit'),
-        timeout,
-        values.json,
-        out,
-      );
+    if (command === 'masters') {
+      const counting = await masters(nodes, errors, number('ttl'), values.json, out);
+      return counting >= quorum ? 0 : 1;
+    }
+    await inspect(
+      nodes,
+      errors,
+      values.prefix,
+      values['fencing-prefix'],
+      pattern,
+      number('limit'),
+      timeout,
+      values.json,
+      out,
+    );
     return reachable >= quorum ? 0 : 1;
   } catch (e) {
     if (e instanceof UsageError) {
@@ -353,6 +362,22 @@ interface MasterReport {
   restartGuard?: { trusted: boolean; distrustedForMs: number; forTtl: number };
   maxmemoryPolicy?: string;
   evicting?: boolean;
+  /** The earlier node that is the same server (same `run_id`): its vote would not count twice. */
+  sameServerAs?: string;
+  /** Its vote would count for a lock now: reachable, a master, past the guard, noeviction, no duplicate. */
+  counts: boolean;
+  /** Why it would not count, when it would not. */
+  notCounting?: string;
+}
+
+/** Why a master's vote would not count for a lock now (as the library decides), or undefined. */
+function whyNotCounting(r: Omit<MasterReport, 'counts'>): string | undefined {
+  if (!r.reachable) return 'unreachable';
+  if (r.role !== undefined && r.role !== 'master') return `role ${r.role}`;
+  if (r.sameServerAs !== undefined) return `same server as ${r.sameServerAs}`;
+  if (r.evicting) return `maxmemory-policy ${r.maxmemoryPolicy}`;
+  if (r.restartGuard && !r.restartGuard.trusted) return 'restart guard';
+  return undefined;
 }
 
 const field = (info: string, name: string): string | undefined =>
@@ -364,10 +389,10 @@ async function masters(
   ttl: number,
   json: boolean,
   out: Output,
-): Promise<void> {
+): Promise<number> {
   const guard = ttl + driftOf(ttl, REDLOCK_DEFAULTS.driftFactor);
-  const reports: MasterReport[] = await Promise.all(
-    nodes.map(async (n, i): Promise<MasterReport> => {
+  const probed = await Promise.all(
+    nodes.map(async (n, i): Promise<Omit<MasterReport, 'counts'>> => {
       if (errors[i]) return { master: n.label, reachable: false, error: scrub(errors[i].message, nodes) };
       try {
         const [server, replication, memory] = await Promise.all([
@@ -398,9 +423,17 @@ async function masters(
       }
     }),
   );
+  const reports: MasterReport[] = probed.map((p, i) => {
+    const first = p.runId === undefined ? -1 : probed.findIndex((q) => q.runId === p.runId);
+    const r = first >= 0 && first < i ? { ...p, sameServerAs: probed[first].master } : p;
+    const why = whyNotCounting(r);
+    return { ...r, counts: why === undefined, ...(why === undefined ? {} : { notCounting: why }) };
+  });
+  const counting = reports.filter((r) => r.counts).length;
+  const quorum = quorumOf(nodes.length);
   if (json) {
-    out.write(`${JSON.stringify({ quorum: quorumOf(nodes.length), masters: reports }, null, 2)}\n`);
-    return;
+    out.write(`${JSON.stringify({ quorum, counting, masters: reports }, null, 2)}\n`);
+    return counting;
   }
   const rows = [['MASTER', 'STATUS', 'ROLE', 'VERSION', 'UPTIME', `RESTART GUARD (ttl ${ttl} ms)`, 'MAXMEMORY-POLICY']];
   for (const r of reports) {
@@ -423,5 +456,12 @@ async function masters(
     ]);
   }
   const up = reports.filter((r) => r.reachable).length;
-  out.write(table(rows) + `${up} of ${nodes.length} reachable; a lock needs ${quorumOf(nodes.length)}.\n`);
+  const notCounting = reports.filter((r) => !r.counts).map((r) => `${r.master}: ${r.notCounting}`);
+  out.write(
+    table(rows) +
+      `${up} of ${nodes.length} reachable; a lock needs ${quorum}.\n` +
+      `${counting} of ${nodes.length} count for locks up to ${ttl} ms${notCounting.length ? ` (not: ${notCounting.join('; ')})` : ''}` +
+      `${counting >= quorum ? '.' : `: below the quorum of ${quorum}, no lock can be taken now.`}\n`,
+  );
+  return counting;
 }

@@ -4,6 +4,21 @@ function field(info: string, name: string): string | undefined {
   return new RegExp(`^${name}:([^\\r\\n]*)`, 'm').exec(info)?.[1];
 }
 
+/** Clusters whose every shard primary runs Redis 7 or later, as their last `INFO` said. */
+const sharded = new WeakSet<Cluster>();
+
+/**
+ * True when release announcements on `cluster` use sharded pub/sub (`SPUBLISH`/`SSUBSCRIBE`): every
+ * shard primary reported Redis 7+ at the last `INFO` read (`connect()`, then on every failover or
+ * reconnect). False until then, and on older servers: classic `PUBLISH`, which every version has.
+ *
+ * @example
+ * const command = usesShardedPubSub(cluster) ? 'spublish' : 'publish';
+ */
+export function usesShardedPubSub(cluster: Cluster): boolean {
+  return sharded.has(cluster);
+}
+
 /** The primary (`host:port`) serving each shard, by the first slot it serves, as the client's slot map says. */
 export function shardPrimaries(cluster: Cluster): Map<string, number> {
   const first = new Map<string, number>();
@@ -48,6 +63,9 @@ export async function clusterInfo(cluster: Cluster): Promise<string> {
   const policies = infos.map(({ info }) => field(info, 'maxmemory_policy'));
   const policy = policies.find((p) => p !== undefined && p !== 'noeviction') ?? policies[0];
   const maxmemory = field(infos[0].info, 'maxmemory');
+  const major = (info: string): number => Number((field(info, 'redis_version') ?? '0').split('.')[0]);
+  if (infos.every(({ info }) => major(info) >= 7)) sharded.add(cluster);
+  else sharded.delete(cluster);
   return [
     `run_id:${list('run_id')}`,
     `master_replid:${list('master_replid')}`,

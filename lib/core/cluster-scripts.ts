@@ -6,7 +6,7 @@ import { clusterSlotOf } from './cluster-slot.js';
  * Groups keys by hash slot, keeping each key's position, so that one script call per slot never
  * crosses slots (a cluster refuses a script whose keys are in different slots: CROSSSLOT).
  */
-function bySlot(keys: readonly string[]): number[][] {
+export function bySlot(keys: readonly string[]): number[][] {
   const groups = new Map<number, number[]>();
   keys.forEach((key, i) => {
     const slot = clusterSlotOf(key);
@@ -109,10 +109,10 @@ export function clusterScripts(cluster: Cluster): ScriptedClient {
       return replies.every((r) => r === 1) ? 1 : 0;
     },
 
-    // KEYS: the keys; ARGV: value, announce, then one channel per key. PUBLISH reaches subscribers
-    // on every node of the cluster, whichever slot the script ran in. Keys in several slots are
-    // announced only once every slot has deleted them: a waiter woken by the first slot would find
-    // the others still held and spend an attempt on it.
+    // KEYS: the keys; ARGV: value, announce ('0', '1' or 's'), then one channel per key, each in its
+    // key's slot (docs/cluster.md). Keys in several slots are announced only once every slot has
+    // deleted them: a waiter woken by the first slot would find the others still held and spend an
+    // attempt on it. SPUBLISH is routed to the channel's shard, PUBLISH reaches every node.
     quorumLockRelease: async (numKeys, ...rest) => {
       const keys = rest.slice(0, numKeys).map(String);
       const [value, announce, ...channels] = rest.slice(numKeys).map(String);
@@ -122,8 +122,12 @@ export function clusterScripts(cluster: Cluster): ScriptedClient {
         groups.map((g) => raw.quorumLockRelease(g.length, ...pick(keys, g), value, '0')),
       );
       const deleted = replies.reduce((a, b) => a + b, 0);
-      if (announce === '1' && deleted > 0)
-        await Promise.all(channels.map((channel) => cluster.publish(channel, value)));
+      if (announce !== '0' && deleted > 0)
+        await Promise.all(
+          channels.map((channel) =>
+            announce === 's' ? cluster.spublish(channel, value) : cluster.publish(channel, value),
+          ),
+        );
       return deleted;
     },
   };

@@ -2,6 +2,8 @@ import type { Redis } from 'ioredis';
 import type { AcquireRequest, AcquireRoundKind } from './acquire-round.js';
 import { driftOf } from './clock.js';
 import type { Master } from './master.js';
+import { companionKeyOf } from './cluster-keys.js';
+import { announceFlagFor, releaseChannelFor } from './release-channel.js';
 
 /**
  * Handoff between instances (docs/handoff.md). Waiters for a single-key exclusive lock that were
@@ -37,9 +39,12 @@ export function memberOf(ticket: HandoffTicket): string {
   return ticket.handover ? `${ticket.id} ${ticket.handover.ttl} ${ticket.handover.value}` : ticket.id;
 }
 
-/** The masters' queue keys of a lock key: the order, and each ticket's lapse time. */
-export function queueKeysOf(key: string): [order: string, lease: string] {
-  return [`${key}:handoff:queue`, `${key}:handoff:lease`];
+/**
+ * The masters' queue keys of a lock key: the order, and each ticket's lapse time (on a cluster
+ * node, in the lock key's slot: docs/cluster.md).
+ */
+export function queueKeysOf(key: string, master: Pick<Master, 'cluster'> = {}): [order: string, lease: string] {
+  return [companionKeyOf(master, key, ':handoff:queue'), companionKeyOf(master, key, ':handoff:lease')];
 }
 
 /** The value a reservation puts at the lock key: no lock value starts with `~` (they are base64url). */
@@ -121,15 +126,16 @@ if v then
 end
 return {0, rank, now, 0, ahead}`,
   /**
-   * KEYS: lock key, queue, leases; ARGV: value, announce ('1'/'0'), channel, reservation ms.
-   * Compare-and-delete; when announcing and a live ticket waits, hands the key to the first one
-   * instead (see HAND) and publishes `value\nticket[\nmaster time]`; else publishes `value`.
+   * KEYS: lock key, queue, leases; ARGV: value, announce ('1', 's' for SPUBLISH, '0'), channel,
+   * reservation ms. Compare-and-delete; when announcing and a live ticket waits, hands the key to
+   * the first one instead (see HAND) and publishes `value\nticket[\nmaster time]`; else publishes `value`.
    * Returns 1 when the key held the value, else 0.
    */
   release: `${HAND}
 if redis.pcall('get', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('del', KEYS[1])
-if ARGV[2] ~= '1' then return 1 end
+if ARGV[2] == '0' then return 1 end
+local pub = ARGV[2] == 's' and 'spublish' or 'publish'
 if redis.call('exists', KEYS[2]) == 1 then${PRUNE}
   local first = redis.call('zrange', KEYS[2], 0, 0)[1]
   if first and string.match(first, ' (%S+)$') == ARGV[1] then
@@ -139,26 +145,28 @@ if redis.call('exists', KEYS[2]) == 1 then${PRUNE}
     first = redis.call('zrange', KEYS[2], 0, 0)[1]
   end
   if first then
-    redis.call('publish', ARGV[3], ARGV[1] .. '\\n' .. hand(first, ARGV[4], now))
+    redis.call(pub, ARGV[3], ARGV[1] .. '\\n' .. hand(first, ARGV[4], now))
     return 1
   end
 end
-redis.call('publish', ARGV[3], ARGV[1])
+redis.call(pub, ARGV[3], ARGV[1])
 return 1`,
   /**
-   * KEYS: lock key, queue, leases; ARGV: value, channel, reservation ms, queue entry, ticket id.
-   * Gives a key handed to this waiter on to the first live ticket (see HAND), unless this waiter
-   * is that ticket itself; published as `~id\nnext[\ntime]`. Returns 1 when it gave the key on.
+   * KEYS: lock key, queue, leases; ARGV: value, channel, reservation ms, queue entry, ticket id[,
+   * 's' to SPUBLISH]. Gives a key handed to this waiter on to the first live ticket (see HAND),
+   * unless this waiter is that ticket itself; published as `~id\nnext[\ntime]`. Returns 1 when it
+   * gave the key on.
    */
   yield: `${HAND}
 if redis.pcall('get', KEYS[1]) ~= ARGV[1] then return 0 end${PRUNE}
 local first = redis.call('zrange', KEYS[2], 0, 0)[1]
 if first == ARGV[4] then return 0 end
+local pub = ARGV[6] == 's' and 'spublish' or 'publish'
 redis.call('del', KEYS[1])
 if first then
-  redis.call('publish', ARGV[2], '${RESERVED_PREFIX}' .. ARGV[5] .. '\\n' .. hand(first, ARGV[3], now))
+  redis.call(pub, ARGV[2], '${RESERVED_PREFIX}' .. ARGV[5] .. '\\n' .. hand(first, ARGV[3], now))
 else
-  redis.call('publish', ARGV[2], '${RESERVED_PREFIX}' .. ARGV[5])
+  redis.call(pub, ARGV[2], '${RESERVED_PREFIX}' .. ARGV[5])
 end
 return 1`,
   /**
@@ -174,7 +182,7 @@ end
 return 0`,
   /**
    * KEYS: lock key, queue, leases; ARGV: queue entry, channel, reservation ms, ticket id, value
-   * given up ('' when the waiter won). Leaves the queue; a reservation for the ticket, or the value
+   * given up ('' when the waiter won)[, 's' to SPUBLISH]. Leaves the queue; a reservation for the ticket, or the value
    * given up, passes to the next live ticket (published as `~id\nnext[\ntime]`), or the key is
    * freed (published as `~id`).
    */
@@ -184,12 +192,13 @@ redis.call('zrem', KEYS[3], ARGV[1])
 local mine = '${RESERVED_PREFIX}' .. ARGV[4]
 local v = redis.pcall('get', KEYS[1])
 if v ~= mine and (ARGV[5] == '' or v ~= ARGV[5]) then return 0 end
+local pub = ARGV[6] == 's' and 'spublish' or 'publish'
 redis.call('del', KEYS[1])${PRUNE}
 local first = redis.call('zrange', KEYS[2], 0, 0)[1]
 if first then
-  redis.call('publish', ARGV[2], mine .. '\\n' .. hand(first, ARGV[3], now))
+  redis.call(pub, ARGV[2], mine .. '\\n' .. hand(first, ARGV[3], now))
 else
-  redis.call('publish', ARGV[2], mine)
+  redis.call(pub, ARGV[2], mine)
 end
 return 1`,
 } as const;
@@ -222,10 +231,12 @@ function handoffClient(master: Master): HandoffClient {
 export const ticketed: AcquireRoundKind = {
   name: 'ticketed',
   applies: (r) => r.ticket !== undefined,
-  send: (m, r) => {
+  send: async (m, r) => {
     const t = r.ticket!;
-    const keys = [r.keys[0], ...queueKeysOf(r.keys[0]), ...(r.counters ? [r.counters[0]] : [])];
-    return handoffClient(m).quorumLockTicketAcquire(
+    // On a cluster the counter is in another slot: read after a grant (a later read can only be higher).
+    const counter = r.counters && !m.cluster ? [r.counters[0]] : [];
+    const keys = [r.keys[0], ...queueKeysOf(r.keys[0], m), ...counter];
+    const reply = await handoffClient(m).quorumLockTicketAcquire(
       keys.length,
       ...keys,
       r.value,
@@ -235,6 +246,8 @@ export const ticketed: AcquireRoundKind = {
       String(Math.ceil(t.lease)),
       t.id,
     );
+    if (!m.cluster || !r.counters || !Array.isArray(reply) || reply[0] !== 1) return reply;
+    return [1, Number((await m.client.get(r.counters[0])) ?? 0)];
   },
   isGranted: (reply) => Array.isArray(reply) && reply[0] === 1,
   highestCounter: (reply) => (Array.isArray(reply) && reply[0] === 1 ? Number(reply[1]) : 0),
@@ -267,12 +280,12 @@ export function handoffRelease(
   channel: string,
   reserveMs: number,
 ): Promise<number> {
-  const keys = [key, ...queueKeysOf(key)];
+  const keys = [key, ...queueKeysOf(key, master)];
   return handoffClient(master).quorumLockHandoffRelease(
     keys.length,
     ...keys,
     value,
-    announce ? '1' : '0',
+    announceFlagFor(master, announce),
     channel,
     String(Math.ceil(reserveMs)),
   );
@@ -290,24 +303,19 @@ export function handoverValue(id: string, score: number, random: string): string
  * Gives the keys handed to this waiter on to the first ticket of each master's queue (a split
  * handover, docs/handoff.md §3): sent on every connection before the waiter's next attempt.
  */
-export function yieldHandover(
-  masters: readonly Master[],
-  key: string,
-  ticket: HandoffTicket,
-  channel: string,
-  reserveMs: number,
-): void {
-  const keys = [key, ...queueKeysOf(key)];
+export function yieldHandover(masters: readonly Master[], key: string, ticket: HandoffTicket, reserveMs: number): void {
   for (const m of masters)
     void handoffClient(m)
       .quorumLockTicketYield(
         3,
-        ...keys,
+        key,
+        ...queueKeysOf(key, m),
         ticket.handover!.value,
-        channel,
+        releaseChannelFor(m, key),
         String(Math.ceil(reserveMs)),
         memberOf(ticket),
         ticket.id,
+        announceFlagFor(m, true),
       )
       .catch(() => undefined);
 }
@@ -323,7 +331,7 @@ export function shouldYield(replies: readonly unknown[]): boolean {
 
 /** Undoes a failed ticketed attempt on one master, leaving a key a release handed over (see `undo`). */
 export function undoTicketed(master: Master, key: string, value: string, ticket: HandoffTicket): Promise<number> {
-  return handoffClient(master).quorumLockTicketUndo(2, key, queueKeysOf(key)[0], value, memberOf(ticket));
+  return handoffClient(master).quorumLockTicketUndo(2, key, queueKeysOf(key, master)[0], value, memberOf(ticket));
 }
 
 /**
@@ -334,14 +342,22 @@ export function withdrawTicket(
   masters: readonly Master[],
   key: string,
   ticket: HandoffTicket,
-  channel: string,
   reserveMs: number,
   givenUp = '',
 ): void {
-  const keys = [key, ...queueKeysOf(key)];
   for (const m of masters)
     void handoffClient(m)
-      .quorumLockWithdraw(3, ...keys, memberOf(ticket), channel, String(Math.ceil(reserveMs)), ticket.id, givenUp)
+      .quorumLockWithdraw(
+        3,
+        key,
+        ...queueKeysOf(key, m),
+        memberOf(ticket),
+        releaseChannelFor(m, key),
+        String(Math.ceil(reserveMs)),
+        ticket.id,
+        givenUp,
+        announceFlagFor(m, true),
+      )
       .catch(() => undefined);
 }
 

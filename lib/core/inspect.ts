@@ -1,5 +1,6 @@
 import { driftOf, now } from './clock.js';
 import type { Master } from './master.js';
+import { intentKeyOf, limitKeyOf, permitKeyOf } from './lock-mode.js';
 
 /**
  * One reader of a read-write lock on one master, as read by `inspect()`.
@@ -175,8 +176,11 @@ export async function inspectResource(
   fencing: boolean,
 ): Promise<LockInspection> {
   const started = now();
-  const keys: InspectKeys = { key, counterKey, limitKey: `${key}:limit`, intentKey: `${key}:writer-waiting` };
-  const holdings = await Promise.all(masters.map((m) => readHolding(m, keys, timeoutMs)));
+  const holdings = await Promise.all(
+    masters.map((m) =>
+      readHolding(m, { key, counterKey, limitKey: limitKeyOf(key, m), intentKey: intentKeyOf(key, m) }, timeoutMs),
+    ),
+  );
   const elapsed = now() - started;
   const validityOf = (pttls: number[]): number => {
     if (pttls.length < quorum) return 0;
@@ -328,7 +332,7 @@ async function readHolding(master: Master, keys: InspectKeys, timeoutMs: number)
     if (limit !== null && Number.isSafeInteger(limit) && limit >= 1) {
       const slots = Math.min(limit, MAX_SLOTS);
       let batch = master.client.multi();
-      for (let i = 0; i < slots; i++) batch = batch.get(`${key}:permit:${i}`).pttl(`${key}:permit:${i}`);
+      for (let i = 0; i < slots; i++) batch = batch.get(permitKeyOf(key, i, master)).pttl(permitKeyOf(key, i, master));
       const replies = await execWithin(batch, timeoutMs);
       for (let i = 0; i < slots; i++) {
         const holder = replyAt(replies, 2 * i, true) as string | null;
@@ -361,8 +365,7 @@ async function readHolding(master: Master, keys: InspectKeys, timeoutMs: number)
 /**
  * For a cluster node: a stand-in for `client.multi()` taking the same eight reads, where the lock
  * key's reads (type, holder, readers, PTTL, server time) stay one MULTI/EXEC in its slot and the
- * counter, intent and limit keys are read on their own (exclusive locks, the only kind clusters
- * take, need nothing but the first four).
+ * counter (another slot), intent and limit keys are read on their own.
  */
 function clusterReads(master: Master, keys: InspectKeys): { multi(): ReturnType<Master['client']['multi']> } {
   const { client } = master;

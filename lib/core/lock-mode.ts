@@ -1,6 +1,8 @@
 import { RedlockConfigError } from '../errors/redlock-config.error.js';
 import { RedlockError } from '../errors/redlock.error.js';
 import type { Lock } from './lock.js';
+import type { Master } from './master.js';
+import { companionKeyOf } from './cluster-keys.js';
 
 /**
  * `'write'` (the default) is the exclusive lock; `'read'` is shared with other readers and excludes
@@ -73,12 +75,16 @@ export function checkLockMode(options: LockModeOptions | undefined, resourceCoun
   return mode === 'read' ? { kind: 'read' } : undefined;
 }
 
-/** Redis key of permit slot `i` of a counting lock on `key`. @internal */
-export const permitKeyOf = (key: string, i: number): string => `${key}:permit:${i}`;
-/** Redis key of the limit record of a counting lock on `key`. @internal */
-export const limitKeyOf = (key: string): string => `${key}:limit`;
-/** Redis key of the waiting-writer intent on `key` (it holds off new readers). @internal */
-export const intentKeyOf = (key: string): string => `${key}:writer-waiting`;
+// On a cluster node the companion keys are in the lock key's slot (`companionKeyOf`, docs/cluster.md).
+/** Redis key of permit slot `i` of a counting lock on `key`, on `master`. @internal */
+export const permitKeyOf = (key: string, i: number, master: Pick<Master, 'cluster'> = {}): string =>
+  companionKeyOf(master, key, `:permit:${i}`);
+/** Redis key of the limit record of a counting lock on `key`, on `master`. @internal */
+export const limitKeyOf = (key: string, master: Pick<Master, 'cluster'> = {}): string =>
+  companionKeyOf(master, key, ':limit');
+/** Redis key of the waiting-writer intent on `key` (it holds off new readers), on `master`. @internal */
+export const intentKeyOf = (key: string, master: Pick<Master, 'cluster'> = {}): string =>
+  companionKeyOf(master, key, ':writer-waiting');
 
 const shapes = new WeakMap<Lock, SharedShape>();
 

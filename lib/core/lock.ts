@@ -1,3 +1,4 @@
+import { inspect, type InspectOptions } from 'node:util';
 import { LockLostError } from '../errors/lock-lost.error.js';
 import { lossMarginOf, now } from './clock.js';
 
@@ -10,6 +11,29 @@ export interface LockIssuer {
 }
 
 type LockState = 'held' | 'released' | 'lost';
+
+/**
+ * What `JSON.stringify(lock)` and `console.log(lock)` show of a {@link Lock}: everything an operator
+ * needs in a log line, never the lock's random value (which proves ownership on the masters).
+ *
+ * @example
+ * logger.log(JSON.stringify({ event: 'charged', lock })); // {"lock":{"resources":["order:42"],"state":"held",…}}
+ * @publicApi
+ */
+export interface LockJson {
+  /** The resources the lock covers, without the key prefix. */
+  readonly resources: readonly string[];
+  /** `held`, `released` or `lost`. */
+  readonly state: 'held' | 'released' | 'lost';
+  /** Milliseconds of validity left when serialised (0 unless held). */
+  readonly validity: number;
+  /** The TTL the lock was last set with, ms. */
+  readonly ttl: number;
+  /** With fencing on. */
+  readonly fencingToken?: number;
+  /** Why it was lost (`LockLostError.reason`), when it was. */
+  readonly lostReason?: LockLostError['reason'];
+}
 
 /**
  * A lock held on a quorum of masters. Get one from `RedlockService.acquire()` (or `tryAcquire`),
@@ -151,6 +175,30 @@ export class Lock implements AsyncDisposable {
    */
   release(): Promise<void> {
     return this.issuer.releaseLock(this);
+  }
+
+  /**
+   * The lock as JSON, for logs: resources, state, validity, TTL, fencing token and why it was lost;
+   * never its random value, its keys or the instance that issued it.
+   *
+   * @example
+   * JSON.stringify(lock); // {"resources":["invoice:42"],"state":"held","validity":4987,"ttl":5000}
+   */
+  toJSON(): LockJson {
+    this.checkDeadline();
+    return {
+      resources: this.resources,
+      state: this.#state,
+      validity: Math.round(this.validity),
+      ttl: this.#ttl,
+      ...(this.fencingToken === undefined ? {} : { fencingToken: this.fencingToken }),
+      ...(this.#lostReason ? { lostReason: this.#lostReason.reason } : {}),
+    };
+  }
+
+  /** `console.log(lock)` and `util.inspect(lock)` show what `toJSON()` does. */
+  [inspect.custom](_depth: number, options: InspectOptions): string {
+    return `Lock ${inspect(this.toJSON(), options)}`;
   }
 
   /** `await using lock = …` releases the lock at the end of the block. */

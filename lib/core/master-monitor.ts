@@ -252,7 +252,10 @@ export class MasterMonitor {
     const run = async (): Promise<void> => {
       const cluster = this.masters[i].cluster;
       const info = cluster ? await clusterInfo(cluster) : await client.info();
-      const roundTripMs = Math.round((now() - asked) * 100) / 100;
+      // The uptime was measured when the server answered, so the guard counts it back from the reply's
+      // arrival: counted from the request, a reply held up (a paused server) would date the start early.
+      const answered = now();
+      const roundTripMs = Math.round((answered - asked) * 100) / 100;
       const probe: Probe = {
         runId: field(info, 'run_id'),
         replId: field(info, 'master_replid'),
@@ -278,7 +281,7 @@ export class MasterMonitor {
         }
       }
       if (generation !== this.#generation[i] || this.#closed) return;
-      this.record(i, probe, asked);
+      this.record(i, probe, answered);
     };
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<boolean>((resolve) =>
@@ -295,7 +298,7 @@ export class MasterMonitor {
     return done;
   }
 
-  private record(i: number, probe: Probe, asked: number): void {
+  private record(i: number, probe: Probe, answered: number): void {
     const before = this.#probes[i];
     let change: IdentityChange = 'first';
     if (before.runId !== undefined) {
@@ -312,7 +315,7 @@ export class MasterMonitor {
     this.#probes[i] = probe;
     this.#unanswered[i] = undefined;
     const wasTrusted = this.guard?.trusts(i) ?? true;
-    this.guard?.observed(i, change, probe.uptimeMs ?? 0, asked);
+    this.guard?.observed(i, change, probe.uptimeMs ?? 0, answered);
     if (!this.#started) return;
     const { label } = this.masters[i];
     // After start-up, say what changed as it happens (start-up itself is reported by `connected()`).

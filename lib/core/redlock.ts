@@ -14,7 +14,6 @@ import { commandTimeoutFor, driftOf, now, validUntilOf } from './clock.js';
 import { Lock } from './lock.js';
 import { enterChain } from './lock-context.js';
 import { closeMasters, connectMasters, openMasters, type Master } from './master.js';
-import { refuseSharedOnClusters } from './cluster-support.js';
 import {
   checkCallOptions,
   checkFencingPrefix,
@@ -37,7 +36,8 @@ import { secretsOf } from './redact.js';
 import { AttemptBudget, OUT_OF_TIME } from './retry.js';
 import { settleSplitVotes } from './split-votes.js';
 import { quorumOf, voteRound, type MasterOutcome, type VoteRound } from './votes.js';
-import { releaseChannelOf, Wakeups } from './wakeups.js';
+import { Wakeups } from './wakeups.js';
+import { announceFlagFor, releaseChannelFor } from './release-channel.js';
 import {
   canQueue,
   handoffRelease,
@@ -629,11 +629,9 @@ export class Redlock {
     const queue = { wakeups: this.#wakeups, keys, heldHere: () => this.heldHere(keys) };
     const budget = new AttemptBudget(options.retry, queue, options.signal, this.#closing.signal);
     const { shape } = options;
-    if (shape) refuseSharedOnClusters(this.#masters, shape.kind);
     let writer: string | undefined; // a waiting writer's id: it holds off new readers while it waits
     // Handoff between instances (docs/handoff.md): after a first refusal, queue with a ticket on the masters.
-    // Not on clusters: the ticket queue keys are in other slots than the lock key (docs/cluster.md).
-    const queues = canQueue({ keys }, shape !== undefined) && !this.#masters.some((m) => m.cluster);
+    const queues = canQueue({ keys }, shape !== undefined);
     let ticket: HandoffTicket | undefined;
     let splits = 0;
     let won = false;
@@ -707,7 +705,7 @@ export class Redlock {
           if (shouldYield(result.round.replies)) {
             // A split handover: the masters' queues differed for a moment (a ticket registered while
             // the release ran). The waiter behind gives its masters on to the first ticket.
-            yieldHandover(this.#masters, keys[0], ticket, releaseChannelOf(keys[0]), context.timeout);
+            yieldHandover(this.#masters, keys[0], ticket, context.timeout);
             ledger.reset();
           }
         }
@@ -771,7 +769,7 @@ export class Redlock {
       // a waiter that gave up also drops its value where a release already handed it over.
       if (ticket) {
         const givenUp = won ? '' : (ticket.handover?.value ?? '');
-        withdrawTicket(this.#masters, keys[0], ticket, releaseChannelOf(keys[0]), context.timeout, givenUp);
+        withdrawTicket(this.#masters, keys[0], ticket, context.timeout, givenUp);
       }
     }
   }
@@ -942,33 +940,13 @@ export class Redlock {
     if (ttl > this.#largestTtl) this.#largestTtl = ttl;
     const timeout = commandTimeoutFor(ttl, this.options.commandTimeout);
     const start = now();
-    const shape = shapeOf(lock);
-    const round =
-      shape?.kind === 'read'
-        ? shared.extendRead(this.roundContext(timeout), lock.keys, lock.value, String(ttl))
-        : shape?.kind === 'permit'
-          ? shared.extendPermit(
-              this.roundContext(timeout),
-              lock.keys[0],
-              shape.limit,
-              shape.slot,
-              lock.value,
-              String(ttl),
-            )
-          : voteRound(
-              this.#masters,
-              this.quorum,
-              timeout,
-              (m) => m.scripts.quorumLockExtend(lock.keys.length, ...lock.keys, lock.value, String(ttl)),
-              (reply) => reply === 1,
-              this.#trusts,
-            );
+    const round = this.extendRound(lock, ttl, timeout);
     noteOutcomes(round.outcomes);
     const won = await round.decided;
     const validUntil = validUntilOf(start, ttl, this.options.driftFactor);
     if (won && lock.isHeld && validUntil > now()) {
       lock.markExtended(validUntil, ttl);
-      if (!shape) void round.settled.then(() => this.repairQuorum(lock, ttl, timeout, round.replies));
+      if (!shapeOf(lock)) void round.settled.then(() => this.repairQuorum(lock, ttl, timeout, round.replies));
       return;
     }
     const refused = round.outcomes.filter((o) => o?.status === 'refused').length;
@@ -1047,29 +1025,37 @@ export class Redlock {
     this.#limits.delete(lock);
     const left = Math.ceil(limits.minHoldUntil - now());
     if (!wasHeld || left <= 0) return false;
-    const timeout = commandTimeoutFor(lock.ttl, this.options.commandTimeout);
-    const shape = shapeOf(lock);
-    const round =
-      shape?.kind === 'read'
-        ? shared.extendRead(this.roundContext(timeout), lock.keys, lock.value, String(left))
-        : shape?.kind === 'permit'
-          ? shared.extendPermit(
-              this.roundContext(timeout),
-              lock.keys[0],
-              shape.limit,
-              shape.slot,
-              lock.value,
-              String(left),
-            )
-          : voteRound(
-              this.#masters,
-              this.quorum,
-              timeout,
-              (m) => m.scripts.quorumLockExtend(lock.keys.length, ...lock.keys, lock.value, String(left)),
-              () => true,
-            );
-    await round.decided;
+    await this.extendRound(lock, left, commandTimeoutFor(lock.ttl, this.options.commandTimeout)).decided;
     return true;
+  }
+
+  /**
+   * Compare-and-pexpire of `lock`'s keys to `ttl` on every master, by the lock's kind: a reader's
+   * entry, a permit slot (with its limit record), or the exclusive keys. A quorum of trusted masters
+   * that still hold this lock's value wins. Used to extend a lock and to shorten a released one to
+   * its `minHold`.
+   */
+  private extendRound(lock: Lock, ttl: number, timeout: number): VoteRound {
+    const shape = shapeOf(lock);
+    if (shape?.kind === 'read')
+      return shared.extendRead(this.roundContext(timeout), lock.keys, lock.value, String(ttl));
+    if (shape?.kind === 'permit')
+      return shared.extendPermit(
+        this.roundContext(timeout),
+        lock.keys[0],
+        shape.limit,
+        shape.slot,
+        lock.value,
+        String(ttl),
+      );
+    return voteRound(
+      this.#masters,
+      this.quorum,
+      timeout,
+      (m) => m.scripts.quorumLockExtend(lock.keys.length, ...lock.keys, lock.value, String(ttl)),
+      (reply) => reply === 1,
+      this.#trusts,
+    );
   }
 
   /**
@@ -1084,24 +1070,28 @@ export class Redlock {
     skip?: readonly boolean[],
   ): VoteRound {
     const masters = skip ? this.#masters.filter((_, i) => !skip[i]) : this.#masters;
-    if (keys.length === 1 && !this.#masters.some((m) => m.cluster)) {
+    if (keys.length === 1) {
       // One key: the release hands it to the first queued waiter, if any (docs/handoff.md).
-      const channel = releaseChannelOf(keys[0]);
       return voteRound(
         masters,
         this.quorum,
         timeout,
-        (m) => handoffRelease(m, keys[0], value, announce, channel, timeout),
+        (m) => handoffRelease(m, keys[0], value, announce, releaseChannelFor(m, keys[0]), timeout),
         () => true,
       );
     }
-    const args = [...keys, value, announce ? '1' : '0'];
-    if (announce) for (const key of keys) args.push(releaseChannelOf(key));
     return voteRound(
       masters,
       this.quorum,
       timeout,
-      (m) => m.scripts.quorumLockRelease(keys.length, ...args),
+      (m) =>
+        m.scripts.quorumLockRelease(
+          keys.length,
+          ...keys,
+          value,
+          announceFlagFor(m, announce),
+          ...(announce ? keys.map((key) => releaseChannelFor(m, key)) : []),
+        ),
       () => true,
     );
   }

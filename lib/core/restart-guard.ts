@@ -34,6 +34,17 @@ export class RestartGuard {
   readonly #why: (GuardReason | undefined)[];
   /** Masters whose `INFO` has not been read since they (re)connected. */
   readonly #pending: boolean[];
+  /**
+   * The latest instant each master's server (as last identified) can have started, on the monotonic
+   * clock: the earliest `answered - uptime` over every `INFO` of that same server (`answered`: when the
+   * reply arrived, after the server measured its uptime, so never earlier than the real start). Redis reports uptime in
+   * whole seconds (read one second short), so one reading can undercount by up to two seconds; the
+   * best reading so far stands, and a later, coarser one never distrusts a master again. After a
+   * failover it is the moment the new server was seen, whatever its uptime.
+   */
+  readonly #startedBy: number[];
+  /** Whether `#startedBy` is the moment a failover was seen (not an uptime reading). */
+  readonly #seenAt: boolean[];
   /** How many times each master was seen to restart (its run_id changed). */
   readonly restarts: number[];
   /** How many times a failover was seen at each master (new server with a long uptime, or a promotion). */
@@ -47,6 +58,8 @@ export class RestartGuard {
     this.#until = new Array<number>(count).fill(0);
     this.#why = new Array<GuardReason | undefined>(count).fill(undefined);
     this.#pending = new Array<boolean>(count).fill(false);
+    this.#startedBy = new Array<number>(count).fill(Infinity);
+    this.#seenAt = new Array<boolean>(count).fill(false);
     this.restarts = new Array<number>(count).fill(0);
     this.failovers = new Array<number>(count).fill(0);
   }
@@ -58,18 +71,34 @@ export class RestartGuard {
     this.#why[i] = 'unknown';
   }
 
-  /** What `INFO` (asked at `asked`) said about master `i`. */
-  observed(i: number, change: IdentityChange, uptimeMs: number, asked: number): void {
+  /** What `INFO` (its reply received at `answered`) said about master `i`. */
+  observed(i: number, change: IdentityChange, uptimeMs: number, answered: number): void {
     const guard = this.guardMs();
     let until: number;
     let why: GuardReason;
     if (change === 'failover' || (change === 'restarted' && uptimeMs >= guard)) {
-      until = asked + guard;
+      // another server's data, whatever its uptime: counted as if it started now
+      this.#startedBy[i] = answered;
+      this.#seenAt[i] = true;
+      until = answered + guard;
       why = 'failover';
       this.failovers[i]++;
     } else {
-      until = uptimeMs >= guard ? 0 : asked + guard - uptimeMs;
-      why = change === 'restarted' ? 'restarted' : 'fresh';
+      const startedBy = answered - uptimeMs;
+      if (change !== 'same') {
+        this.#startedBy[i] = startedBy;
+        this.#seenAt[i] = false;
+      } else if (!this.#seenAt[i]) this.#startedBy[i] = Math.min(this.#startedBy[i], startedBy);
+      until = this.#startedBy[i] + guard <= answered ? 0 : this.#startedBy[i] + guard;
+      const before = this.#why[i];
+      why =
+        change === 'restarted'
+          ? 'restarted'
+          : change === 'same' && before !== undefined && before !== 'unknown'
+            ? before // the same server, still distrusted for the reason it was
+            : this.#seenAt[i]
+              ? 'failover'
+              : 'fresh';
       if (change === 'restarted') this.restarts[i]++;
     }
     // A pending placeholder is replaced; a distrust already decided is never shortened.

@@ -29,7 +29,11 @@ for i = 1, n do
   if redis.call('pttl', KEYS[i]) < ttl then redis.call('pexpire', KEYS[i], ttl) end
 end
 return 1`,
-  /** KEYS: the lock keys; ARGV: value, ttl. 1 = extended; 0 = this reader is no longer on some key. */
+  /**
+   * KEYS: the lock keys; ARGV: value, ttl. 1 = extended; 0 = this reader is no longer on some key.
+   * The key then lives exactly as long as its longest-lived reader, so a reader shortened to its
+   * `minHold` does not keep writers out until its old TTL.
+   */
   readExtend: `
 local ttl = tonumber(ARGV[2])
 local t = redis.call('time')
@@ -41,11 +45,13 @@ for i = 1, #KEYS do
 end
 for i = 1, #KEYS do
   redis.call('zadd', KEYS[i], now + ttl, ARGV[1])
-  if redis.call('pttl', KEYS[i]) < ttl then redis.call('pexpire', KEYS[i], ttl) end
+  redis.call('zremrangebyscore', KEYS[i], '-inf', now)
+  local last = redis.call('zrange', KEYS[i], -1, -1, 'withscores')
+  redis.call('pexpire', KEYS[i], math.max(1, tonumber(last[2]) - now))
 end
 return 1`,
   /**
-   * KEYS: the lock keys; ARGV: value, announce ('1'/'0'), then one release channel per key.
+   * KEYS: the lock keys; ARGV: value, announce ('1', 's' for SPUBLISH, '0'), then one release channel per key.
    * Removes the reader; the key then expires with the last remaining reader (or goes now).
    */
   readRelease: `
@@ -60,7 +66,7 @@ for i = 1, #KEYS do
     if last[2] then
       redis.call('pexpire', KEYS[i], math.max(1, tonumber(last[2]) - now))
     end
-    if ARGV[2] == '1' then redis.call('publish', ARGV[2 + i], ARGV[1]) end
+    if ARGV[2] ~= '0' then redis.call(ARGV[2] == 's' and 'spublish' or 'publish', ARGV[2 + i], ARGV[1]) end
   end
 end
 return removed`,

@@ -81,8 +81,9 @@ end
 return 1`,
   /**
    * Deletes the keys that still hold the value (compare-and-delete). Returns how many it deleted.
-   * When ARGV[2] is '1', it publishes the value on the channel ARGV[2 + i] for each key it deleted,
-   * to wake the waiters (a failed attempt's clean-up passes '0': nothing was really free).
+   * When ARGV[2] is '1' ('s': sharded, SPUBLISH on a Redis 7+ cluster), it publishes the value on the
+   * channel ARGV[2 + i] for each key it deleted, to wake the waiters (a failed attempt's clean-up
+   * passes '0': nothing was really free).
    */
   release: `
 local n = 0
@@ -90,7 +91,7 @@ for i = 1, #KEYS do
   if redis.pcall('get', KEYS[i]) == ARGV[1] then
     redis.call('del', KEYS[i])
     n = n + 1
-    if ARGV[2] == '1' then redis.call('publish', ARGV[2 + i], ARGV[1]) end
+    if ARGV[2] ~= '0' then redis.call(ARGV[2] == 's' and 'spublish' or 'publish', ARGV[2 + i], ARGV[1]) end
   end
 end
 return n`,

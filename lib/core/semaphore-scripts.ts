@@ -41,7 +41,8 @@ redis.call('pexpire', KEYS[1], ttl)
 if redis.call('pttl', KEYS[2]) < ttl then redis.call('set', KEYS[2], ARGV[3], 'PX', ttl) end
 return 1`,
   /**
-   * KEYS: the n slot keys, then the limit key; ARGV: value, slot (1-based), announce, channel.
+   * KEYS: the n slot keys, then the limit key; ARGV: value, slot (1-based), announce ('1', 's' for
+   * SPUBLISH, '0'), channel.
    * Compare-and-delete of the slot; the limit record goes with the last slot.
    */
   release: `
@@ -51,7 +52,7 @@ local removed = 0
 if redis.call('get', KEYS[k]) == ARGV[1] then
   redis.call('del', KEYS[k])
   removed = 1
-  if ARGV[3] == '1' then redis.call('publish', ARGV[4], ARGV[1]) end
+  if ARGV[3] ~= '0' then redis.call(ARGV[3] == 's' and 'spublish' or 'publish', ARGV[4], ARGV[1]) end
 end
 for i = 1, n do
   if redis.call('exists', KEYS[i]) == 1 then return removed end

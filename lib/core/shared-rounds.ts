@@ -1,11 +1,16 @@
 import { now } from './clock.js';
 import { issueFencingToken } from './fencing.js';
 import type { AcquireRequest, RoundContext, RoundResult } from './acquire-round.js';
-import { intentKeyOf, limitKeyOf, permitKeyOf, type SharedShape } from './lock-mode.js';
-import { rwScripts } from './rw-scripts.js';
+import { limitKeyOf, permitKeyOf, type SharedShape } from './lock-mode.js';
+import type { Master } from './master.js';
+import { readAcquireOn, readExtendOn, readReleaseOn, writerDoneOn, writerWaitingOn } from './read-calls.js';
+import { announceFlagFor, releaseChannelFor } from './release-channel.js';
 import { semaphoreScripts } from './semaphore-scripts.js';
 import { voteRound, type VoteRound } from './votes.js';
-import { releaseChannelOf } from './wakeups.js';
+
+/** The permit slot keys of a counting lock on `key`, on `master` (in the lock key's slot on a cluster). */
+const permitKeysOf = (key: string, limit: number, master: Master): string[] =>
+  Array.from({ length: limit }, (_, i) => permitKeyOf(key, i, master));
 
 export type { RoundContext };
 
@@ -75,12 +80,11 @@ export async function sharedAcquireRound(
 
 /** Reader acquire on all masters: granted where no writer holds and no writer waits. */
 export function readAttempt(ctx: RoundContext, keys: readonly string[], value: string, ttl: string): SharedAttempt {
-  const intents = keys.map(intentKeyOf);
   const round = voteRound(
     ctx.masters,
     ctx.quorum,
     ctx.timeout,
-    (m) => rwScripts(m.client).quorumLockReadAcquire(keys.length * 2, ...keys, ...intents, value, ttl, keys.length),
+    (m) => readAcquireOn(m, keys, value, ttl),
     (reply) => reply === 1,
     ctx.trusts,
   );
@@ -100,8 +104,6 @@ export async function permitAttempt(
   value: string,
   ttl: string,
 ): Promise<SharedAttempt> {
-  const slots = Array.from({ length: limit }, (_, i) => permitKeyOf(key, i));
-  const limitKey = limitKeyOf(key);
   const tried: number[] = [];
   const cleanUp = (): VoteRound[] => tried.map((slot) => releasePermit(ctx, key, limit, slot, value, false));
   for (let slot = first; ;) {
@@ -111,7 +113,15 @@ export async function permitAttempt(
       ctx.quorum,
       ctx.timeout,
       (m) =>
-        semaphoreScripts(m.client).quorumLockPermitAcquire(limit + 1, ...slots, limitKey, value, ttl, limit, slot + 1),
+        semaphoreScripts(m.client).quorumLockPermitAcquire(
+          limit + 1,
+          ...permitKeysOf(key, limit, m),
+          limitKeyOf(key, m),
+          value,
+          ttl,
+          limit,
+          slot + 1,
+        ),
       (reply) => Array.isArray(reply) && reply[0] === 1,
       ctx.trusts,
     );
@@ -136,30 +146,22 @@ export async function permitAttempt(
 
 /** Registers a waiting writer on every master (new readers are refused while it lasts). */
 export function registerWriter(ctx: RoundContext, keys: readonly string[], waiter: string, ttl: number): void {
-  const intents = keys.map(intentKeyOf);
   voteRound(
     ctx.masters,
     ctx.quorum,
     ctx.timeout,
-    // Writer intents only hold off readers, which clusters do not take (see cluster-support.ts).
-    (m) =>
-      m.cluster
-        ? Promise.resolve(0)
-        : rwScripts(m.client).quorumLockWriterWaiting(intents.length, ...intents, waiter, String(ttl)),
+    (m) => writerWaitingOn(m, keys, waiter, String(ttl)),
     () => true,
   );
 }
 
 /** Withdraws a writer's intent (it got the lock or gave up). */
 export function withdrawWriter(ctx: RoundContext, keys: readonly string[], waiter: string): void {
-  const intents = keys.map(intentKeyOf);
   voteRound(
     ctx.masters,
     ctx.quorum,
     ctx.timeout,
-    // Writer intents only hold off readers, which clusters do not take (see cluster-support.ts).
-    (m) =>
-      m.cluster ? Promise.resolve(0) : rwScripts(m.client).quorumLockWriterDone(intents.length, ...intents, waiter),
+    (m) => writerDoneOn(m, keys, waiter),
     () => true,
   );
 }
@@ -170,7 +172,7 @@ export function extendRead(ctx: RoundContext, keys: readonly string[], value: st
     ctx.masters,
     ctx.quorum,
     ctx.timeout,
-    (m) => rwScripts(m.client).quorumLockReadExtend(keys.length, ...keys, value, ttl),
+    (m) => readExtendOn(m, keys, value, ttl),
     (r) => r === 1,
     ctx.trusts,
   );
@@ -190,7 +192,14 @@ export function extendPermit(
     ctx.quorum,
     ctx.timeout,
     (m) =>
-      semaphoreScripts(m.client).quorumLockPermitExtend(2, permitKeyOf(key, slot), limitKeyOf(key), value, ttl, limit),
+      semaphoreScripts(m.client).quorumLockPermitExtend(
+        2,
+        permitKeyOf(key, slot, m),
+        limitKeyOf(key, m),
+        value,
+        ttl,
+        limit,
+      ),
     (r) => r === 1,
     ctx.trusts,
   );
@@ -198,12 +207,11 @@ export function extendPermit(
 
 /** Removes a reader on all masters; with `announce`, publishes on each key's release channel. */
 export function releaseRead(ctx: RoundContext, keys: readonly string[], value: string, announce: boolean): VoteRound {
-  const args = [...keys, value, announce ? '1' : '0', ...keys.map(releaseChannelOf)];
   return voteRound(
     ctx.masters,
     ctx.quorum,
     ctx.timeout,
-    (m) => rwScripts(m.client).quorumLockReadRelease(keys.length, ...args),
+    (m) => readReleaseOn(m, keys, value, announce),
     () => true,
   );
 }
@@ -217,7 +225,6 @@ export function releasePermit(
   value: string,
   announce: boolean,
 ): VoteRound {
-  const slots = Array.from({ length: limit }, (_, i) => permitKeyOf(key, i));
   return voteRound(
     ctx.masters,
     ctx.quorum,
@@ -225,12 +232,12 @@ export function releasePermit(
     (m) =>
       semaphoreScripts(m.client).quorumLockPermitRelease(
         limit + 1,
-        ...slots,
-        limitKeyOf(key),
+        ...permitKeysOf(key, limit, m),
+        limitKeyOf(key, m),
         value,
         slot + 1,
-        announce ? '1' : '0',
-        releaseChannelOf(key),
+        announceFlagFor(m, announce),
+        releaseChannelFor(m, key),
       ),
     () => true,
   );

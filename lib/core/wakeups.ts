@@ -2,11 +2,10 @@ import type { Redis } from 'ioredis';
 import type { Master } from './master.js';
 import { abortableSleep } from './retry.js';
 import { parseReleaseMessage } from './handoff.js';
+import { usesShardedPubSub } from './cluster-probe.js';
+import { releaseChannelFor, releaseChannelOf } from './release-channel.js';
 
-/** The pub/sub channel on which a release announces that `key` is free. */
-export function releaseChannelOf(key: string): string {
-  return `__quorum-lock__:${key}`;
-}
+export { releaseChannelOf };
 
 /** True when `a` comes after `b` in the masters' order (score, then id in byte order). */
 function behind(a: Ticket, b: Ticket): boolean {
@@ -15,6 +14,15 @@ function behind(a: Ticket, b: Ticket): boolean {
 
 /** How long a key stays subscribed after its last waiter left, ms. */
 const LINGER_MS = 2_000;
+
+/** One master's subscriber connection and the channels it follows. */
+interface Subscriber {
+  readonly client: Redis;
+  /** The lock key of each channel subscribed (channel names differ per node kind). */
+  readonly keys: Map<string, string>;
+  /** The channels subscribed with SSUBSCRIBE. */
+  readonly sharded: Set<string>;
+}
 
 interface KeyQueue {
   readonly tickets: Ticket[];
@@ -108,7 +116,7 @@ export class Ticket {
  */
 export class Wakeups {
   readonly #queues = new Map<string, KeyQueue>();
-  #subscribers: Redis[] | undefined;
+  #subscribers: Subscriber[] | undefined;
   /** Keys nobody waits for any more, still subscribed for a while: a key contended again soon is already listened to. */
   readonly #lingering = new Map<string, NodeJS.Timeout>();
 
@@ -224,36 +232,57 @@ export class Wakeups {
       this.#lingering.set(key, timer);
       return;
     }
-    const channel = releaseChannelOf(key);
+    const subscribers = this.subscribers();
+    const confirmed = this.masters.map((master, i) => {
+      const sub = subscribers[i];
+      const channel = releaseChannelFor(master, key);
+      // Sharded on a Redis 7+ cluster (known once connect() read INFO); the choice made at
+      // SSUBSCRIBE time is the one undone.
+      const sharded = on ? master.cluster !== undefined && usesShardedPubSub(master.cluster) : sub.sharded.has(channel);
+      if (on) sub.keys.set(channel, key);
+      else sub.keys.delete(channel);
+      if (sharded) {
+        if (on) sub.sharded.add(channel);
+        else sub.sharded.delete(channel);
+        return on ? sub.client.ssubscribe(channel) : sub.client.sunsubscribe(channel);
+      }
+      return on ? sub.client.subscribe(channel) : sub.client.unsubscribe(channel);
+    });
     if (!on) {
-      for (const sub of this.subscribers()) sub.unsubscribe(channel).catch(() => undefined);
+      for (const done of confirmed) done.catch(() => undefined);
       return;
     }
     // A release published before a master confirmed the SUBSCRIBE is never delivered: a waiter that
     // queued (and took its ticket) meanwhile may already have been handed the key. Once every master
     // has answered, the head tries once more instead of sleeping on its fallback delay.
-    void Promise.allSettled(this.subscribers().map((sub) => sub.subscribe(channel))).then(() =>
-      this.#queues.get(key)?.tickets[0]?.wake(true),
-    );
+    void Promise.allSettled(confirmed).then(() => this.#queues.get(key)?.tickets[0]?.wake(true));
   }
 
-  private subscribers(): Redis[] {
+  private subscribers(): Subscriber[] {
     if (!this.#subscribers) {
-      const prefix = releaseChannelOf('');
       this.#subscribers = this.masters.map((m, index) => {
-        // A cluster's subscriber is a cluster too: PUBLISH reaches every node, so any node will do.
-        const sub = m.cluster
-          ? (m.cluster.duplicate([], { lazyConnect: false, enableOfflineQueue: true }) as unknown as Redis)
+        // A cluster's subscriber is a cluster too: a classic PUBLISH reaches every node, so any node
+        // will do; sharded channels are followed to the shard serving their slot.
+        const client = m.cluster
+          ? (m.cluster.duplicate([], {
+              lazyConnect: false,
+              enableOfflineQueue: true,
+              shardedSubscribers: true,
+            }) as unknown as Redis)
           : m.client.duplicate({
               enableOfflineQueue: true,
               enableAutoPipelining: false,
               lazyConnect: false,
               maxRetriesPerRequest: null,
             });
-        sub.on('error', () => undefined); // a lost message costs one fallback delay, nothing more
-        sub.on('message', (channel: string, value: string) => {
-          if (channel.startsWith(prefix)) this.released(channel.slice(prefix.length), value, index);
-        });
+        const sub: Subscriber = { client, keys: new Map(), sharded: new Set() };
+        client.on('error', () => undefined); // a lost message costs one fallback delay, nothing more
+        const heard = (channel: string, value: string): void => {
+          const key = sub.keys.get(channel);
+          if (key !== undefined) this.released(key, value, index);
+        };
+        client.on('message', heard);
+        client.on('smessage', heard);
         return sub;
       });
     }
@@ -264,7 +293,7 @@ export class Wakeups {
   close(): void {
     for (const timer of this.#lingering.values()) clearTimeout(timer);
     this.#lingering.clear();
-    for (const sub of this.#subscribers ?? []) sub.disconnect();
+    for (const sub of this.#subscribers ?? []) sub.client.disconnect();
     this.#subscribers = undefined;
     this.#queues.clear();
   }

@@ -128,6 +128,30 @@ describe('minHold (3 masters)', () => {
     expect(lock.isHeld).toBe(false);
   });
 
+  it('a reader and a permit released before minHold keep their place until minHold, then lapse (not at the TTL)', async () => {
+    const redlock = await set.redlock({ commandTimeout: 200 });
+    const other = await set.redlock({ commandTimeout: 200 });
+    const minHold = 1_500;
+    const catalog = resourceName('min-hold-read');
+    const exports = resourceName('min-hold-permit');
+    const start = now();
+    const reader = await redlock.acquire(catalog, 10_000, { mode: 'read', minHold });
+    const permit = await redlock.acquire(exports, 10_000, { limit: 1, minHold });
+    await Promise.all([reader.release(), permit.release()]);
+    if (now() - start < minHold - 300) {
+      // still inside minHold: the reader keeps a writer out, the permit fills the limit of 1
+      await expect(other.acquire(catalog, 1_000, { retryCount: 0 })).rejects.toBeInstanceOf(LockAcquisitionError);
+      await expect(other.acquire(exports, 1_000, { retryCount: 0, limit: 1 })).rejects.toBeInstanceOf(
+        LockAcquisitionError,
+      );
+    }
+    await sleep(Math.max(0, minHold - (now() - start)) + 300);
+    // shortened to minHold on the masters: free long before the 10 s TTL
+    const writer = await other.acquire(catalog, 1_000, { retryCount: 2, retryDelay: 100 });
+    const next = await other.acquire(exports, 1_000, { retryCount: 2, retryDelay: 100, limit: 1 });
+    await Promise.all([writer.release(), next.release()]);
+  });
+
   it('a minHold already over when fn ends: the lock is deleted at once', async () => {
     const redlock = await set.redlock({ commandTimeout: 200 });
     const resource = resourceName('min-hold-over');

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { LockAcquisitionError, Redlock } from '../../lib/index.js';
 import { rejectionOf, resourceName, sleep, useMasters, waitFor } from '../support/index.js';
+import { startRedisMasters } from '../../tools/redis-masters.js';
 
 describe('restart guard (3 masters)', () => {
   const set = useMasters(3);
@@ -101,5 +102,67 @@ describe('restart guard (3 masters)', () => {
     // Masters here have been up for well under 3 s plus drift in this file's first seconds, or not:
     // either way no master may be distrusted for longer than the guard itself.
     for (const ms of redlock.distrustedFor) expect(ms).toBeLessThanOrEqual(3_000 + 3_000 * 0.01 + 2);
+  });
+
+  it('a fresh master, once trusted, stays trusted through health checks whose whole-second uptime reads low', async () => {
+    // A master started now: the guard (1 s TTL: 1,012 ms) reads its uptime in whole seconds, one
+    // short. Right after it is trusted, a fresh INFO still says 2 s (counted 1 s < 1,012 ms).
+    const fresh = await startRedisMasters(1);
+    const lines: string[] = [];
+    const note = (m: string): number => lines.push(m);
+    const logger = { log: note, warn: note, error: note };
+    const redlock = new Redlock({ nodes: fresh.urls, ttl: 1_000, restartGuard: { largestTtl: 1_000 }, logger });
+    try {
+      await redlock.connect();
+      await redlock.whenTrusted({ timeout: 10_000 });
+      const seen = lines.length;
+      const untrusted: string[] = [];
+      for (const until = performance.now() + 2_500; performance.now() < until;) {
+        const [state] = await redlock.refreshMasterStates();
+        if (!state.trusted)
+          untrusted.push(`${state.distrust} for ${state.distrustedFor} ms (uptime ${state.uptimeMs})`);
+        await sleep(50);
+      }
+      expect(untrusted).toEqual([]);
+      expect(lines.slice(seen).filter((l) => l.includes('distrusted'))).toEqual([]);
+    } finally {
+      await redlock.close();
+      await fresh.stop();
+    }
+  });
+});
+
+describe('restart guard: a slow INFO reply', () => {
+  it('never trusts a master early when its INFO is answered late (the uptime is counted from the reply)', async () => {
+    // A server's uptime is read when the server answers, so the moment it started is at most the
+    // reply's arrival minus that uptime. Counted from when INFO was sent, a reply held up by a pause
+    // would date the start too early and end the guard before the largest TTL has passed.
+    const spawned = performance.now(); // the server starts after this instant
+    const fresh = await startRedisMasters(1);
+    const largestTtl = 10_000;
+    const guardMs = largestTtl + largestTtl * 0.01 + 2;
+    const redlock = new Redlock({
+      nodes: fresh.urls,
+      ttl: 1_000,
+      commandTimeout: 8_000,
+      restartGuard: { largestTtl },
+      logger: false,
+    });
+    try {
+      await redlock.connect();
+      expect(await waitFor(() => redlock.masterStates()[0].uptimeMs !== undefined, 5_000, 10)).toBe(true);
+      const [master] = fresh.masters;
+      master.pause();
+      const refreshed = redlock.refreshMasterStates(); // its INFO waits for the server
+      await sleep(2_500);
+      master.resume();
+      await refreshed;
+      expect(redlock.masterStates()[0].uptimeMs).toBeGreaterThanOrEqual(1_000); // the late reading was recorded
+      const trustedAt = performance.now() + redlock.distrustedFor[0];
+      expect(trustedAt).toBeGreaterThanOrEqual(spawned + guardMs - 5);
+    } finally {
+      await redlock.close();
+      await fresh.stop();
+    }
   });
 });

@@ -4,7 +4,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
-import { resourceName, useMasters } from '../support/index.js';
+import { resourceName, useMasters, waitFor } from '../support/index.js';
 import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.js';
 
 const run = promisify(execFile);
@@ -164,7 +164,7 @@ describe('the nestjs-quorum-lock command-line inspector (built bin, real masters
     await set.clients[1].config('SET', 'maxmemory-policy', 'allkeys-lru');
     try {
       const res = await cli('masters', '--nodes', `${set.urls.join(',')}`, '--ttl', '600000');
-      expect(res.code).toBe(0);
+      expect(res.code).toBe(1); // no master is past a 10-minute restart guard: none counts (below)
       const rows = res.stdout.split('\n');
       const row = (url: string) => rows.find((l) => l.startsWith(url.replace('redis://', '')))!;
       expect(row(set.urls[0])).toMatch(
@@ -184,6 +184,56 @@ describe('the nestjs-quorum-lock command-line inspector (built bin, real masters
     } finally {
       await set.clients[1].config('SET', 'maxmemory-policy', 'noeviction');
     }
+  });
+
+  it('masters: exit code 1 when fewer than a quorum would count for a lock (down, restart guard, evicting, same server twice), 0 when a quorum would', async () => {
+    const [a, b, c] = set.urls;
+    const port = (url: string): string => new URL(url).port;
+    // INFO's uptime is whole seconds, counted one short: past a 1 ms guard from 2 s on
+    const uptime = async (i: number): Promise<number> =>
+      Number(/uptime_in_seconds:(\d+)/.exec(await set.clients[i].info('server'))?.[1]);
+    expect(await waitFor(async () => (await Promise.all([0, 1, 2].map(uptime))).every((u) => u >= 2), 5_000, 100)).toBe(
+      true,
+    );
+    // all three reachable, noeviction, up for longer than a 1 ms guard: all count
+    const ok = await cli('masters', '--nodes', [a, b, c].join(','), '--ttl', '1');
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toContain('3 of 3 count for locks up to 1 ms.');
+
+    // reachable, but a 10-minute TTL's restart guard distrusts these young servers: none counts
+    const young = await cli('masters', '--nodes', [a, b, c].join(','), '--ttl', '600000');
+    expect(young.code).toBe(1);
+    expect(young.stdout).toContain('0 of 3 count for locks up to 600000 ms');
+    expect(young.stdout).toContain(`127.0.0.1:${port(a)}: restart guard`);
+    expect(young.stdout).toContain('below the quorum of 2, no lock can be taken now.');
+
+    await set.clients[1].config('SET', 'maxmemory-policy', 'allkeys-lru');
+    try {
+      // one evicting, one down: a single master counts
+      const evicting = await cli('masters', '--nodes', [a, b, 'redis://127.0.0.1:1'].join(','), '--ttl', '1');
+      expect(evicting.code).toBe(1);
+      expect(evicting.stdout).toContain(`127.0.0.1:${port(b)}: maxmemory-policy allkeys-lru`);
+      expect(evicting.stdout).toContain('127.0.0.1:1: unreachable');
+      // one evicting of three: a quorum still counts
+      const two = await cli('masters', '--nodes', [a, b, c].join(','), '--ttl', '1', '--json');
+      expect(two.code).toBe(0);
+      const report = JSON.parse(two.stdout) as { quorum: number; counting: number; masters: { counts: boolean }[] };
+      expect(report).toMatchObject({ quorum: 2, counting: 2 });
+      expect(report.masters.map((m) => m.counts)).toEqual([true, false, true]);
+    } finally {
+      await set.clients[1].config('SET', 'maxmemory-policy', 'noeviction');
+    }
+
+    // the same server under two spellings votes once: with a third node down, one vote of three
+    const twice = await cli(
+      'masters',
+      '--nodes',
+      [a, `redis://localhost:${port(a)}`, 'redis://127.0.0.1:1'].join(','),
+      '--ttl',
+      '1',
+    );
+    expect(twice.code).toBe(1);
+    expect(twice.stdout).toContain(`localhost:${port(a)}: same server as 127.0.0.1:${port(a)}`);
   });
 
   it('never prints a password from a URL, in output or in errors', async () => {

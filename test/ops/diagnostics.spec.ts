@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import diagnostics from 'node:diagnostics_channel';
+import { inspect } from 'node:util';
 import { Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import {
@@ -152,6 +153,54 @@ describe('diagnostics channels', () => {
     expect(error).toBeInstanceOf(LockLostError);
     expect(messages).toHaveLength(1);
     expect(messages[0]).toMatchObject({ resources: [resource], ttl: 2_000, lock, reason: error });
+  });
+
+  it("never shows a lock's value: JSON.stringify and util.inspect of the Lock and of every channel's context", async () => {
+    const redlock = await set.redlock({ fencing: true });
+    const contexts: unknown[] = [];
+    const onLost = (m: unknown): void => void contexts.push(m);
+    diagnostics.subscribe('nestjs-quorum-lock:lost', onLost);
+    stops.push(() => diagnostics.unsubscribe('nestjs-quorum-lock:lost', onLost));
+    for (const name of ['acquire', 'extend', 'release']) {
+      const channel = diagnostics.tracingChannel<unknown, object>(`nestjs-quorum-lock:${name}`);
+      const handlers = { asyncEnd: (ctx: object) => void contexts.push(ctx) } as unknown as Parameters<
+        typeof channel.subscribe
+      >[0];
+      channel.subscribe(handlers);
+      stops.push(() => channel.unsubscribe(handlers));
+    }
+    const resource = resourceName('secret');
+    const lock = await redlock.acquire(resource, 2_000);
+    await lock.extend(3_000);
+    const released = await redlock.acquire(resourceName('secret'), 2_000);
+    await released.release();
+    await Promise.all(set.clients.map((c) => c.del(`lock:${resource}`)));
+    await rejectionOf(lock.extend()); // lost: a majority no longer holds it
+
+    const json = JSON.parse(JSON.stringify(lock)) as Record<string, unknown>;
+    expect(json).toEqual({
+      resources: [resource],
+      state: 'lost',
+      validity: 0,
+      ttl: 3_000,
+      fencingToken: lock.fencingToken,
+      lostReason: 'majority-lost',
+    });
+    expect(JSON.parse(JSON.stringify(released))).toMatchObject({ state: 'released', validity: 0 });
+    expect(inspect(lock)).toMatch(/^Lock \{/);
+    expect(contexts.length).toBeGreaterThanOrEqual(5); // acquire ×2, extend ×2, release, lost
+    for (const text of [
+      JSON.stringify(lock),
+      inspect(lock, { depth: 5 }),
+      JSON.stringify(released),
+      inspect(released),
+      ...contexts.map((c) => JSON.stringify(c)),
+      ...contexts.map((c) => inspect(c, { depth: 5 })),
+    ]) {
+      expect(text).not.toContain(lock.value);
+      expect(text).not.toContain(released.value);
+    }
+    expect(contexts.map((c) => JSON.stringify(c)).join('\n')).toContain(resource);
   });
 
   it('@Locked passes its key template (not the resource value) into every channel', async () => {

@@ -3,9 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Controller, Get, type INestApplication } from '@nestjs/common';
 import { HealthCheck, HealthCheckService, TerminusModule } from '@nestjs/terminus';
 import { Test } from '@nestjs/testing';
-import { RedlockModule } from '../../lib/index.js';
+import { RedlockModule, RedlockService } from '../../lib/index.js';
 import { RedlockHealthIndicator } from '../../lib/terminus/index.js';
-import { sleep } from '../support/index.js';
+import { sleep, waitFor } from '../support/index.js';
 import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.js';
 
 @Controller('health')
@@ -50,12 +50,18 @@ describe('RedlockHealthIndicator with real Terminus, real masters', () => {
 
   beforeAll(async () => {
     redis = await startRedisMasters(3);
-    // the restart guard counts a master once its uptime passes the largest TTL plus drift
-    await sleep(TTL + 1_200 + 100);
     const ref = await Test.createTestingModule({
       imports: [
         TerminusModule,
-        RedlockModule.forRoot({ nodes: redis.urls, ttl: TTL, connectTimeout: 500, commandTimeout: 200, logger: false }),
+        // connectTimeout bounds each health check's INFO probe: generous, so that a loaded machine's
+        // slow answer is not read as a master that does not answer
+        RedlockModule.forRoot({
+          nodes: redis.urls,
+          ttl: TTL,
+          connectTimeout: 2_000,
+          commandTimeout: 200,
+          logger: false,
+        }),
       ],
       controllers: [HealthController],
       providers: [RedlockHealthIndicator],
@@ -64,6 +70,12 @@ describe('RedlockHealthIndicator with real Terminus, real masters', () => {
     await app.listen(0, '127.0.0.1');
     url = await app.getUrl();
     url = url.replace('[::1]', '127.0.0.1');
+    // The restart guard counts a fresh master once its uptime passes the TTL plus drift, and reads
+    // Redis's whole-second uptime one second short: up to TTL + drift + 2 s after the start. Wait
+    // for the library to count all three rather than sleep a guess (a fixed 2.3 s sleep read
+    // "fresh, distrusted for 11 ms" on some runs, and the first check answered 503).
+    const redlock = app.get(RedlockService);
+    expect(await waitFor(() => redlock.masterStates().every((m) => m.trusted), 10_000)).toBe(true);
   }, 30_000);
   afterAll(async () => {
     await app?.close();

@@ -1,0 +1,54 @@
+import { clusterSlotOf } from './cluster-slot.js';
+import type { Master } from './master.js';
+
+/** Per slot, a short tag whose slot it is: only for keys with a stray `}` and no hash tag. */
+const tagOfSlot = new Map<number, string>();
+
+function tagFor(slot: number): string {
+  let tag = tagOfSlot.get(slot);
+  for (let i = 0; tag === undefined; i++) {
+    const candidate = `~${i.toString(36)}`;
+    const at = clusterSlotOf(candidate);
+    if (!tagOfSlot.has(at)) tagOfSlot.set(at, candidate);
+    if (at === slot) tag = candidate;
+  }
+  return tag;
+}
+
+/** True when `key` carries a hash tag: a `{` followed, later, by a `}` with something between. */
+function hasHashTag(key: string): boolean {
+  const open = key.indexOf('{');
+  if (open < 0) return false;
+  const close = key.indexOf('}', open + 1);
+  return close > open + 1;
+}
+
+/**
+ * The stem that a lock key's companion keys and channel are built on, on a Redis Cluster node, so
+ * that they hash to the lock key's slot (one script call holds them all, no CROSSSLOT):
+ * - a key with a hash tag (`lock:{order-42}`) is its own stem: any suffix keeps its tag;
+ * - a key with no `}` becomes its own hash tag: `{lock:orders}` (a stray `{` inside is harmless:
+ *   the tag runs from the first `{` to the next `}`, which is the closing one added here);
+ * - a key with a stray `}` and no tag (`lock:a}b`, `lock:{}x`) gets a short library tag of the same
+ *   slot in front: `{~3f}lock:a}b`.
+ *
+ * @example
+ * clusterStemOf('lock:orders'); // '{lock:orders}': '{lock:orders}:permit:0' is in the slot of 'lock:orders'
+ */
+export function clusterStemOf(key: string): string {
+  if (hasHashTag(key)) return key;
+  if (!key.includes('}')) return `{${key}}`;
+  return `{${tagFor(clusterSlotOf(key))}}${key}`;
+}
+
+/**
+ * The name of a companion key of `key` (`suffix` such as `:limit`, `:permit:0`, `:writer-waiting`,
+ * `:handoff:queue`) on `master`: `key + suffix` on a plain master (the layout every version has
+ * used), `clusterStemOf(key) + suffix` on a cluster node (the lock key's slot). See docs/cluster.md.
+ *
+ * @example
+ * companionKeyOf(master, 'lock:orders', ':limit'); // 'lock:orders:limit', or '{lock:orders}:limit' on a cluster
+ */
+export function companionKeyOf(master: Pick<Master, 'cluster'>, key: string, suffix: string): string {
+  return (master.cluster ? clusterStemOf(key) : key) + suffix;
+}

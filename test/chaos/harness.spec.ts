@@ -1,0 +1,77 @@
+/**
+ * The harness's own pieces that a verdict depends on: the key scan (keys left after release, a
+ * restarted master's AOF reload) and the probe excuse by measured stalls on the client's path.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.js';
+import { checkPhase } from '../../chaos/checker.js';
+import { Inspector } from '../../chaos/nemesis.js';
+import type { PhaseResult } from '../../chaos/phase.js';
+
+describe('the key scan', () => {
+  let masters: RedisMasters;
+  let inspector: Inspector;
+  beforeAll(async () => {
+    masters = await startRedisMasters(1);
+    inspector = new Inspector(masters.urls);
+    await inspector.connect();
+  }, 20_000);
+  afterAll(async () => {
+    inspector?.close();
+    await masters?.stop();
+  });
+
+  it("lists the lock keys beside the handoff's queue keys (sorted sets under the same prefix)", async () => {
+    const c = inspector.clients[0];
+    await c.set('lock:s1:hot:0', 'value-a', 'PX', 5_000);
+    await c.zadd('lock:s1:hot:0:handoff:queue', 1, 'ticket');
+    await c.zadd('lock:s1:hot:0:handoff:lease', 2, 'ticket');
+    const found = await inspector.scan(0, 'lock:s1:*');
+    expect(found?.map((k) => [k.key, k.value])).toEqual([['lock:s1:hot:0', 'value-a']]);
+    expect(found?.[0].pttl).toBeGreaterThan(0);
+  });
+});
+
+describe('a failed liveness probe', () => {
+  const base = (harnessStalls: PhaseResult['harnessStalls']): PhaseResult => ({
+    phase: 'u1',
+    spec: { id: 'u1', fault: 'none', guard: true, fencing: true, seconds: 1, title: 'none' },
+    sections: [],
+    failures: [],
+    probes: [{ phase: 'u1', client: 'c1', round: 0, startedAt: 1_000, endedAt: 4_000, error: 'timed out' }],
+    bands: [],
+    pauses: [],
+    keysLeft: [],
+    registerLogs: new Map(),
+    startedAt: 0,
+    endedAt: 5_000,
+    masterEvents: [],
+    clientCycles: { c1: 0 },
+    stalls: [],
+    harnessStalls,
+    bound: 2_000,
+    runFrom: 0,
+    runTo: 5_000,
+    cycles: 0,
+    masterCount: 5,
+    ttl: 1_000,
+    commandTimeout: 200,
+  });
+
+  it('fails the run when nothing on its path was measured stalled', () => {
+    const check = checkPhase(base([]));
+    expect(check.problems.map((p) => p.check)).toEqual(['liveness probe failed']);
+  });
+
+  it("is excused as starved when the harness's loop (the proxies carrying its traffic) left no stretch for one attempt", () => {
+    // stalls every 500 ms, 400 ms long: no 600 ms stretch (2 command timeouts + 200 ms) to run an attempt in
+    const stalls = Array.from({ length: 8 }, (_, i) => ({
+      client: 'harness',
+      start: 900 + i * 500,
+      end: 1_300 + i * 500,
+    }));
+    const check = checkPhase(base(stalls));
+    expect(check.problems).toEqual([]);
+    expect(check.liveness.starved).toBe(1);
+  });
+});
