@@ -15,4 +15,6 @@ node --expose-gc dist-bench/bench/main.js "$@"
 # Separate OS processes contending for one key, this library and the peers (docs/evidence/cross-process.md).
 node dist-bench/bench/cross-process.js --seconds 2
 # Read lock and semaphore n=4 against the mutex and redis-semaphore's RedlockSemaphore (docs/evidence/shared-locks.md).
-exec node dist-bench/bench/shared-locks.js --seconds 4 --workers 8
+node dist-bench/bench/shared-locks.js --seconds 4 --workers 8
+# Three 3-shard Redis Clusters against three single masters, same run (docs/evidence/clusters.md).
+exec node dist-bench/bench/clusters.js --seconds 3 --rounds 3 --workers 8

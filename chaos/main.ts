@@ -28,6 +28,7 @@ import { ProcessClient, type PingPong } from './process-client.js';
 import { ProxyFarm } from './proxy.js';
 import { FencedRegister } from './register.js';
 import { leadershipProblems, renderLeadership, runLeadershipPhase, type LeadershipResult } from './leadership-phase.js';
+import { clusterProblems, renderCluster, runClusterPhase, type ClusterPhaseResult } from './cluster-phase.js';
 import { phaseTitle, renderMutants, renderReport, renderTimeline, type ClockCheck } from './report.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url)); // dist-chaos/chaos
@@ -41,7 +42,8 @@ const USAGE = `npm run chaos -- [options]
                      client-pause, key-loss, proxy-delay, proxy-drop, proxy-cut, client-stall,
                      slow-masters, partition, evicting-master, fsync-restart, many-clients,
                      hot-contention (8 processes, 4 hot keys), key-loss-no-repair (quorum repair off),
-                     leadership (leader election: resign, SIGKILL, SIGSTOP, hung master)
+                     leadership (leader election: resign, SIGKILL, SIGSTOP, hung master),
+                     cluster-failover (3 Redis Clusters as nodes, shard primaries killed; chaos/cluster-phase.ts)
   --mutants          plant each bug of chaos/mutants.ts in a copy of the library and run a short
                      pass on each; exits 1 unless every one is caught (report: mutants-report.md)
   --mutant NAME      only this mutant (with --mutants)
@@ -154,7 +156,10 @@ function phaseList(args: Args): PhaseSpec[] {
   ];
   const chosen = args.phases ? all.filter(([f, , , n]) => args.phases!.includes((n ?? f) as FaultKind)) : all;
   const unknown = (args.phases ?? []).filter(
-    (p) => (p as string) !== 'leadership' && !all.some(([f, , , n]) => (n ?? f) === p),
+    (p) =>
+      (p as string) !== 'leadership' &&
+      (p as string) !== 'cluster-failover' &&
+      !all.some(([f, , , n]) => (n ?? f) === p),
   );
   if (unknown.length) throw new Error(`unknown fault type(s): ${unknown.join(', ')}\n${USAGE}`);
   // The key-loss baseline runs a copy of the library with quorum repair off (chaos/mutants.ts).
@@ -350,6 +355,7 @@ async function main(): Promise<number> {
 
   const rows: { result: PhaseResult; check: PhaseCheck }[] = [];
   let leadership: LeadershipResult | undefined;
+  let clusterPhase: ClusterPhaseResult | undefined;
   const pongs: PingPong[] = [];
   const offsetDrifts: number[] = [];
   try {
@@ -416,6 +422,10 @@ async function main(): Promise<number> {
         `  ${leadership.terms} terms, overlaps ${leadership.overlaps}, token inversions ${leadership.tokenInversions}, missed takeovers ${leadership.missedTakeovers}; takeovers: ${times}`,
       );
     }
+    if (!args.mutants && (!args.phases || args.phases.includes('cluster-failover' as FaultKind))) {
+      // Each failover takes a few seconds and is followed by the guard's TTL: a phase of several.
+      clusterPhase = await runClusterPhase({ seconds: Math.max(args.seconds, 40), log: (line) => console.log(line) });
+    }
   } finally {
     for (const c of live) c.kill();
     await cluster?.healAll().catch(() => undefined);
@@ -474,7 +484,12 @@ async function main(): Promise<number> {
   const locking = rows.length
     ? renderReport(rows, clock, info, svgName)
     : `# Chaos report\n\n\`${info.command}\`, ${startedAt.toISOString()}\n`;
-  writeFileSync(join(args.out, 'chaos-report.md'), locking + (leadership ? renderLeadership(leadership) : ''));
+  writeFileSync(
+    join(args.out, 'chaos-report.md'),
+    locking +
+      (leadership ? renderLeadership(leadership) : '') +
+      (clusterPhase ? `\n${renderCluster(clusterPhase, info.command)}` : ''),
+  );
   if (rows.length) writeFileSync(join(args.out, svgName), renderTimeline(rows, info.settings, args.clients));
   mkdirSync(join(ROOT, 'dist-chaos'), { recursive: true });
   writeFileSync(
@@ -491,6 +506,7 @@ async function main(): Promise<number> {
     for (const p of c.problems) problems.push(`${name}: ${p.check}: ${p.count} (${p.detail})`);
   }
   if (leadership) problems.push(...leadershipProblems(leadership));
+  if (clusterPhase) problems.push(...clusterProblems(clusterPhase));
   console.log(
     `\nchaos: ${rows.reduce((a, r) => a + r.check.cycles.total, 0)} cycles in ${(durationMs / 1000).toFixed(0)} s; report: ${join(args.out, 'chaos-report.md')}`,
   );

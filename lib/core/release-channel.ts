@@ -2,7 +2,12 @@ import { clusterStemOf } from './cluster-keys.js';
 import { usesShardedPubSub } from './cluster-probe.js';
 import type { Master } from './master.js';
 
-/** The pub/sub channel on which a release announces that `key` is free. */
+/**
+ * The pub/sub channel on which a release announces that `key` is free (on a plain master).
+ *
+ * @example
+ * releaseChannelOf('lock:orders'); // '__quorum-lock__:lock:orders'
+ */
 export function releaseChannelOf(key: string): string {
   return `__quorum-lock__:${key}`;
 }
@@ -23,6 +28,9 @@ export function releaseChannelFor(master: Pick<Master, 'cluster'>, key: string):
  * The release scripts' announce argument on `master`: '0' (silent), '1' (`PUBLISH`), or 's'
  * (`SPUBLISH`: a cluster whose shards all run Redis 7+, where a classic message would be copied to
  * every node of the cluster).
+ *
+ * @example
+ * announceFlagFor(master, true); // 's' on a Redis 7+ cluster, '1' elsewhere
  */
 export function announceFlagFor(master: Pick<Master, 'cluster'>, announce: boolean): '0' | '1' | 's' {
   if (!announce) return '0';
