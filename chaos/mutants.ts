@@ -64,8 +64,9 @@ export const MUTANTS: Mutant[] = [
     patches: [
       {
         file: 'core/redlock.ts',
-        find: 'release: () => this.releaseKeys(request.keys, request.value, context.timeout, false).settled,',
-        replace: 'release: () => Promise.resolve(),',
+        // the undo of a failed attempt (a ticketed one's too) begins with this early return
+        find: 'if (refused.every(Boolean)) return Promise.resolve();',
+        replace: 'return Promise.resolve();',
       },
     ],
     phase: { fault: 'none', guard: true },
@@ -128,8 +129,8 @@ export const LIBRARY_VARIANTS: Mutant[] = [
     patches: [
       {
         file: 'core/redlock.ts',
-        find: 'if (!shape) void round.settled.then(() => this.repairQuorum(lock, ttl, timeout, round.replies));',
-        replace: 'if (!shape) void round.settled;',
+        find: 'if (!shapeOf(lock)) void round.settled.then(() => this.repairQuorum(lock, ttl, timeout, round.replies));',
+        replace: 'if (!shapeOf(lock)) void round.settled;',
       },
     ],
     phase: { fault: 'key-loss', guard: true },

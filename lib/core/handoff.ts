@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { AcquireRequest, AcquireRoundKind } from './acquire-round.js';
+import { driftOf } from './clock.js';
 import type { Master } from './master.js';
 import { companionKeyOf } from './cluster-keys.js';
 import { announceFlagFor, releaseChannelFor } from './release-channel.js';
@@ -25,6 +26,17 @@ export interface HandoffTicket {
   readonly score: number;
   /** How long a master keeps the ticket after each attempt, ms: longer than the wait before the next. */
   lease: number;
+  /**
+   * Direct handover (docs/handoff.md §3): the value the lock will have (every ticketed attempt uses
+   * it) and its TTL, so that a release can set the key to it at once. Absent for a fenced lock,
+   * whose token needs its own round: a release then reserves the key for the ticket instead.
+   */
+  readonly handover?: { readonly value: string; readonly ttl: number };
+}
+
+/** The ticket's entry in the masters' queue: its id, or `id ttl value` for a direct handover. */
+export function memberOf(ticket: HandoffTicket): string {
+  return ticket.handover ? `${ticket.id} ${ticket.handover.ttl} ${ticket.handover.value}` : ticket.id;
 }
 
 /**
@@ -45,73 +57,146 @@ local dead = redis.call('zrangebyscore', KEYS[3], '-inf', now)
 for _, m in ipairs(dead) do redis.call('zrem', KEYS[2], m) end
 if #dead > 0 then redis.call('zremrangebyscore', KEYS[3], '-inf', now) end`;
 
+/**
+ * Hands a key (KEYS[1]; queue KEYS[2], leases KEYS[3]) to the queue's first entry `first`: a direct
+ * ticket gets its value for its TTL and leaves the queue; any other gets a reservation for `res` ms.
+ * Returns the ticket id and, for a direct handover, the master's time (ms) as the message's tail.
+ */
+const HAND = `
+local function hand(first, res, now)
+  local id, ttl, v = string.match(first, '^(%S+) (%d+) (%S+)$')
+  if v then
+    redis.call('set', KEYS[1], v, 'PX', ttl)
+    redis.call('zrem', KEYS[2], first)
+    redis.call('zrem', KEYS[3], first)
+    return id .. '\\n' .. now
+  end
+  redis.call('set', KEYS[1], '${RESERVED_PREFIX}' .. first, 'PX', res)
+  return first
+end`;
+
 export const HANDOFF_LUA = {
   /**
-   * KEYS: lock key, queue, leases[, fencing counter]; ARGV: value, ttl, ticket id, score, lease ms.
-   * Takes the key when it is reserved for this ticket, or free and this ticket is the first live
-   * one (or none waits): {1, highest fencing counter}. Otherwise (re)queues the ticket and returns
-   * {0, how many live tickets are ahead of it}. A grant leaves the ticket queued: the winner
-   * withdraws it from every master once it has a quorum, so that a waiter that lost a split vote
-   * keeps its place on every master and the masters' queues stay the same.
+   * KEYS: lock key, queue, leases[, fencing counter]; ARGV: value, ttl, queue entry, score, lease
+   * ms, ticket id. Replies {granted, highest fencing counter or rank, master time ms, handed}.
+   * Grants when the key already holds this value (`handed` is 1 when the ticket has left the
+   * queue: only a release's handover does that; the TTL starts again), when it is reserved for this
+   * ticket, or when it is free and this ticket is the first live one (or none waits). Otherwise
+   * replies {0, how many live tickets are ahead of it, time, 0, ahead}, `ahead` 1 when a live ticket
+   * ahead of it waits or a waiter ahead of it holds the key (a handed value names its ticket's
+   * order: see `handoverValue`). Either way the ticket is (re)queued:
+   * the winner withdraws it from every master once it has a quorum, so that a waiter that lost a
+   * split vote keeps its place on every master and the masters' queues stay the same.
    */
   acquire: `${PRUNE}
 local v = redis.pcall('get', KEYS[1])
-local free = v == ('${RESERVED_PREFIX}' .. ARGV[3])
+if v == ARGV[1] then
+  redis.call('pexpire', KEYS[1], ARGV[2])
+  local handed = 1
+  if redis.call('zscore', KEYS[2], ARGV[3]) then handed = 0 end
+  return {1, 0, now, handed}
+end
+local free = v == ('${RESERVED_PREFIX}' .. ARGV[6])
 if v == false then
   local first = redis.call('zrange', KEYS[2], 0, 0)[1]
   free = first == nil or first == ARGV[3]
 end
+local lease = tonumber(ARGV[5])
+local function queue()
+  redis.call('zadd', KEYS[2], ARGV[4], ARGV[3])
+  redis.call('zadd', KEYS[3], now + lease, ARGV[3])
+  for i = 2, 3 do
+    if redis.call('pttl', KEYS[i]) < lease then redis.call('pexpire', KEYS[i], lease) end
+  end
+end
 if free then
   redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  queue()
   local high = 0
   if #KEYS > 3 then high = tonumber(redis.call('get', KEYS[4]) or '0') end
-  return {1, high}
+  return {1, high, now, 0}
 end
-local lease = tonumber(ARGV[5])
-redis.call('zadd', KEYS[2], ARGV[4], ARGV[3])
-redis.call('zadd', KEYS[3], now + lease, ARGV[3])
-for i = 2, 3 do
-  if redis.call('pttl', KEYS[i]) < lease then redis.call('pexpire', KEYS[i], lease) end
+queue()
+local rank = redis.call('zrank', KEYS[2], ARGV[3])
+local ahead = 0
+if rank > 0 then ahead = 1 end
+if v then
+  local score, id = string.match(v, '^(%d+)%.([%w_%-]+)%.')
+  if score and (tonumber(score) < tonumber(ARGV[4]) or (tonumber(score) == tonumber(ARGV[4]) and id < ARGV[6])) then ahead = 1 end
 end
-return {0, redis.call('zrank', KEYS[2], ARGV[3])}`,
+return {0, rank, now, 0, ahead}`,
   /**
-   * KEYS: lock key, queue, leases; ARGV: value, announce ('1', 's' for SPUBLISH, '0'), channel, reservation ms.
-   * Compare-and-delete; when announcing and a live ticket waits, reserves the key for the first
-   * one instead (for the reservation ms) and publishes `value\nticket`; else publishes `value`.
-   * The ticket stays queued (see acquire) until its waiter withdraws it or its lease lapses.
+   * KEYS: lock key, queue, leases; ARGV: value, announce ('1', 's' for SPUBLISH, '0'), channel,
+   * reservation ms. Compare-and-delete; when announcing and a live ticket waits, hands the key to
+   * the first one instead (see HAND) and publishes `value\nticket[\nmaster time]`; else publishes `value`.
    * Returns 1 when the key held the value, else 0.
    */
-  release: `
+  release: `${HAND}
 if redis.pcall('get', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('del', KEYS[1])
 if ARGV[2] == '0' then return 1 end
 local pub = ARGV[2] == 's' and 'spublish' or 'publish'
 if redis.call('exists', KEYS[2]) == 1 then${PRUNE}
   local first = redis.call('zrange', KEYS[2], 0, 0)[1]
+  if first and string.match(first, ' (%S+)$') == ARGV[1] then
+    -- the holder's own ticket: its withdrawal did not land before this release
+    redis.call('zrem', KEYS[2], first)
+    redis.call('zrem', KEYS[3], first)
+    first = redis.call('zrange', KEYS[2], 0, 0)[1]
+  end
   if first then
-    redis.call('set', KEYS[1], '${RESERVED_PREFIX}' .. first, 'PX', ARGV[4])
-    redis.call(pub, ARGV[3], ARGV[1] .. '\\n' .. first)
+    redis.call(pub, ARGV[3], ARGV[1] .. '\\n' .. hand(first, ARGV[4], now))
     return 1
   end
 end
 redis.call(pub, ARGV[3], ARGV[1])
 return 1`,
   /**
-   * KEYS: lock key, queue, leases; ARGV: ticket id, channel, reservation ms[, 's' to SPUBLISH]. Leaves the queue (a
-   * waiter that won or gave up); a reservation still held for it passes to the next live ticket
-   * (published as `~id\nnext`), or the key is freed (published as `~id`).
+   * KEYS: lock key, queue, leases; ARGV: value, channel, reservation ms, queue entry, ticket id[,
+   * 's' to SPUBLISH]. Gives a key handed to this waiter on to the first live ticket (see HAND),
+   * unless this waiter is that ticket itself; published as `~id\nnext[\ntime]`. Returns 1 when it
+   * gave the key on.
    */
-  withdraw: `
+  yield: `${HAND}
+if redis.pcall('get', KEYS[1]) ~= ARGV[1] then return 0 end${PRUNE}
+local first = redis.call('zrange', KEYS[2], 0, 0)[1]
+if first == ARGV[4] then return 0 end
+local pub = ARGV[6] == 's' and 'spublish' or 'publish'
+redis.call('del', KEYS[1])
+if first then
+  redis.call(pub, ARGV[2], '${RESERVED_PREFIX}' .. ARGV[5] .. '\\n' .. hand(first, ARGV[3], now))
+else
+  redis.call(pub, ARGV[2], '${RESERVED_PREFIX}' .. ARGV[5])
+end
+return 1`,
+  /**
+   * KEYS: lock key, queue; ARGV: value, queue entry. Undoes a failed ticketed attempt: deletes the
+   * value only while the ticket is still queued (a grant of this attempt). A key handed over by a
+   * release (the ticket has left the queue) stays: the waiter counts it (docs/handoff.md §3).
+   */
+  undo: `
+if redis.pcall('get', KEYS[1]) == ARGV[1] and redis.call('zscore', KEYS[2], ARGV[2]) then
+  redis.call('del', KEYS[1])
+  return 1
+end
+return 0`,
+  /**
+   * KEYS: lock key, queue, leases; ARGV: queue entry, channel, reservation ms, ticket id, value
+   * given up ('' when the waiter won)[, 's' to SPUBLISH]. Leaves the queue; a reservation for the ticket, or the value
+   * given up, passes to the next live ticket (published as `~id\nnext[\ntime]`), or the key is
+   * freed (published as `~id`).
+   */
+  withdraw: `${HAND}
 redis.call('zrem', KEYS[2], ARGV[1])
 redis.call('zrem', KEYS[3], ARGV[1])
-local mine = '${RESERVED_PREFIX}' .. ARGV[1]
-if redis.pcall('get', KEYS[1]) ~= mine then return 0 end
-local pub = ARGV[4] == 's' and 'spublish' or 'publish'
+local mine = '${RESERVED_PREFIX}' .. ARGV[4]
+local v = redis.pcall('get', KEYS[1])
+if v ~= mine and (ARGV[5] == '' or v ~= ARGV[5]) then return 0 end
+local pub = ARGV[6] == 's' and 'spublish' or 'publish'
 redis.call('del', KEYS[1])${PRUNE}
 local first = redis.call('zrange', KEYS[2], 0, 0)[1]
 if first then
-  redis.call('set', KEYS[1], '${RESERVED_PREFIX}' .. first, 'PX', ARGV[3])
-  redis.call(pub, ARGV[2], mine .. '\\n' .. first)
+  redis.call(pub, ARGV[2], mine .. '\\n' .. hand(first, ARGV[3], now))
 else
   redis.call(pub, ARGV[2], mine)
 end
@@ -120,17 +205,24 @@ return 1`,
 
 /** A client with the handoff scripts registered (EVALSHA, with EVAL on NOSCRIPT). */
 export interface HandoffClient {
-  quorumLockTicketAcquire(numKeys: number, ...keysThenArgs: (string | number)[]): Promise<[number, number]>;
+  quorumLockTicketAcquire(
+    numKeys: number,
+    ...keysThenArgs: (string | number)[]
+  ): Promise<[granted: number, counterOrRank: number, masterTime: number, handed: number]>;
+  quorumLockTicketUndo(numKeys: number, ...keysThenArgs: (string | number)[]): Promise<number>;
+  quorumLockTicketYield(numKeys: number, ...keysThenArgs: (string | number)[]): Promise<number>;
   quorumLockHandoffRelease(numKeys: number, ...keysThenArgs: (string | number)[]): Promise<number>;
   quorumLockWithdraw(numKeys: number, ...keysThenArgs: (string | number)[]): Promise<number>;
 }
 
 function handoffClient(master: Master): HandoffClient {
   const client = master.client as Redis & Partial<HandoffClient>;
-  if (typeof client.quorumLockWithdraw !== 'function') {
+  if (typeof client.quorumLockTicketYield !== 'function') {
     client.defineCommand('quorumLockTicketAcquire', { lua: HANDOFF_LUA.acquire });
     client.defineCommand('quorumLockHandoffRelease', { lua: HANDOFF_LUA.release });
     client.defineCommand('quorumLockWithdraw', { lua: HANDOFF_LUA.withdraw });
+    client.defineCommand('quorumLockTicketUndo', { lua: HANDOFF_LUA.undo });
+    client.defineCommand('quorumLockTicketYield', { lua: HANDOFF_LUA.yield });
   }
   return client as unknown as HandoffClient;
 }
@@ -149,12 +241,14 @@ export const ticketed: AcquireRoundKind = {
       ...keys,
       r.value,
       String(r.ttl),
-      t.id,
+      memberOf(t),
       t.score,
       String(Math.ceil(t.lease)),
+      t.id,
     );
     if (!m.cluster || !r.counters || !Array.isArray(reply) || reply[0] !== 1) return reply;
-    return [1, Number((await m.client.get(r.counters[0])) ?? 0)];
+    const [, , ...rest] = reply as unknown[];
+    return [1, Number((await m.client.get(r.counters[0])) ?? 0), ...rest];
   },
   isGranted: (reply) => Array.isArray(reply) && reply[0] === 1,
   highestCounter: (reply) => (Array.isArray(reply) && reply[0] === 1 ? Number(reply[1]) : 0),
@@ -198,12 +292,59 @@ export function handoffRelease(
   );
 }
 
-/** Removes a ticket from every master's queue (fire and forget: it lapses anyway). */
+/**
+ * A direct ticket's value: its order (score and id, so that a master can tell a waiter ahead of
+ * another) and 16 random bytes (so that no one else can release or extend it).
+ */
+export function handoverValue(id: string, score: number, random: string): string {
+  return `${score}.${id}.${random}`;
+}
+
+/**
+ * Gives the keys handed to this waiter on to the first ticket of each master's queue (a split
+ * handover, docs/handoff.md §3): sent on every connection before the waiter's next attempt.
+ */
+export function yieldHandover(masters: readonly Master[], key: string, ticket: HandoffTicket, reserveMs: number): void {
+  for (const m of masters)
+    void handoffClient(m)
+      .quorumLockTicketYield(
+        3,
+        key,
+        ...queueKeysOf(key, m),
+        ticket.handover!.value,
+        releaseChannelFor(m, key),
+        String(Math.ceil(reserveMs)),
+        memberOf(ticket),
+        ticket.id,
+        announceFlagFor(m, true),
+      )
+      .catch(() => undefined);
+}
+
+/**
+ * True when a failed ticketed round holds some master for this waiter while a waiter ahead of it
+ * holds or waits for another: this waiter should give its masters on (`yieldHandover`).
+ */
+export function shouldYield(replies: readonly unknown[]): boolean {
+  const arrays = replies.filter((r): r is unknown[] => Array.isArray(r));
+  return arrays.some((r) => r[0] === 1) && arrays.some((r) => r[0] === 0 && r[4] === 1);
+}
+
+/** Undoes a failed ticketed attempt on one master, leaving a key a release handed over (see `undo`). */
+export function undoTicketed(master: Master, key: string, value: string, ticket: HandoffTicket): Promise<number> {
+  return handoffClient(master).quorumLockTicketUndo(2, key, queueKeysOf(key, master)[0], value, memberOf(ticket));
+}
+
+/**
+ * Removes a ticket from every master's queue (fire and forget: it lapses anyway). `givenUp`: the
+ * value of a waiter that did not take the lock, which a release may have handed to it already.
+ */
 export function withdrawTicket(
   masters: readonly Master[],
   key: string,
   ticket: HandoffTicket,
   reserveMs: number,
+  givenUp = '',
 ): void {
   for (const m of masters)
     void handoffClient(m)
@@ -211,16 +352,86 @@ export function withdrawTicket(
         3,
         key,
         ...queueKeysOf(key, m),
-        ticket.id,
+        memberOf(ticket),
         releaseChannelFor(m, key),
         String(Math.ceil(reserveMs)),
+        ticket.id,
+        givenUp,
         announceFlagFor(m, true),
       )
       .catch(() => undefined);
 }
 
-/** Splits a release message: `value`, or `value\nticket` when the key was handed to that ticket. */
-export function parseReleaseMessage(message: string): { value: string; ticket?: string } {
-  const at = message.indexOf('\n');
-  return at < 0 ? { value: message } : { value: message.slice(0, at), ticket: message.slice(at + 1) };
+/**
+ * Splits a release message: `value`; `value\nticket` when the key was reserved for that ticket;
+ * `value\nticket\ntime` when it was handed to it directly, at that master time (ms).
+ */
+export function parseReleaseMessage(message: string): { value: string; ticket?: string; at?: number } {
+  const [value, ticket, at] = message.split('\n');
+  return { value, ticket, at: at === undefined ? undefined : Number(at) };
+}
+
+/**
+ * What a waiter knows of direct handovers to its ticket (docs/handoff.md §3). Per master: a clock
+ * anchor (a ticketed round's monotonic start, and that master's time while it ran the script, which
+ * came later), and the master times at which it set the waiter's value for the full TTL: seen in a
+ * release message, or in a reply that found the value there and restarted its TTL. The anchor turns
+ * a master time into a monotonic instant that is surely no later, so the key lives at least `ttl`
+ * past it, however late a message arrives.
+ */
+export class HandoverLedger {
+  /** Ticketed rounds since the last reset: their replies fill in as masters answer. */
+  #rounds: { start: number; replies: readonly unknown[] }[] = [];
+  #messagesCount = true;
+
+  /** Notes a ticketed round that began at `start` (monotonic ms); its replies are read when needed. */
+  note(start: number, replies: readonly unknown[]): void {
+    this.#rounds.push({ start, replies });
+    if (this.#rounds.length > 8) this.#rounds.shift();
+  }
+
+  /**
+   * After this waiter gave its masters on: what it knew no longer holds. Rounds before it are
+   * forgotten, and release messages no longer count (one sent before could arrive after); only
+   * later attempts' replies do.
+   */
+  reset(): void {
+    this.#rounds = [];
+    this.#messagesCount = false;
+  }
+
+  /**
+   * The monotonic instant before which a quorum of trusted masters surely holds the value (the
+   * TTL counted from each one's handover, less drift), when a quorum has handed it over; else
+   * undefined.
+   */
+  validUntil(
+    seen: ReadonlyMap<number, number> | undefined,
+    quorum: number,
+    trusted: (index: number) => boolean,
+    ttl: number,
+    driftFactor: number,
+  ): number | undefined {
+    const anchors = new Map<number, { sent: number; at: number }>();
+    const handed = new Map<number, number>();
+    for (const { start, replies } of this.#rounds) {
+      replies.forEach((reply, i) => {
+        if (!Array.isArray(reply) || reply.length < 4) return;
+        const at = Number(reply[2]);
+        if (!(at <= (anchors.get(i)?.at ?? -Infinity))) anchors.set(i, { sent: start, at });
+        if (reply[0] === 1 && reply[3] === 1) handed.set(i, Math.max(at, handed.get(i) ?? 0));
+      });
+    }
+    if (this.#messagesCount) for (const [i, at] of seen ?? []) handed.set(i, Math.max(at, handed.get(i) ?? 0));
+    const since: number[] = [];
+    for (const [i, at] of handed) {
+      const anchor = anchors.get(i);
+      if (!anchor || !trusted(i)) continue;
+      const gap = at - anchor.at; // master ms; the monotonic clock may run at another rate: allow for drift
+      since.push(anchor.sent + gap - Math.abs(gap) * driftFactor);
+    }
+    if (since.length < quorum) return undefined;
+    since.sort((a, b) => b - a);
+    return since[quorum - 1] + ttl - driftOf(ttl, driftFactor);
+  }
 }

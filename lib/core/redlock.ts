@@ -38,7 +38,18 @@ import { settleSplitVotes } from './split-votes.js';
 import { quorumOf, voteRound, type MasterOutcome, type VoteRound } from './votes.js';
 import { Wakeups } from './wakeups.js';
 import { announceFlagFor, releaseChannelFor } from './release-channel.js';
-import { canQueue, handoffRelease, rankOf, withdrawTicket, type HandoffTicket } from './handoff.js';
+import {
+  canQueue,
+  handoffRelease,
+  HandoverLedger,
+  handoverValue,
+  rankOf,
+  shouldYield,
+  undoTicketed,
+  withdrawTicket,
+  yieldHandover,
+  type HandoffTicket,
+} from './handoff.js';
 import {
   checkLockMode,
   coversRequest,
@@ -623,12 +634,32 @@ export class Redlock {
     const queues = canQueue({ keys }, shape !== undefined);
     let ticket: HandoffTicket | undefined;
     let splits = 0;
+    let won = false;
+    const ledger = new HandoverLedger();
+    // A quorum of masters handed the key to this waiter's ticket in their release (docs/handoff.md §3):
+    // the lock is held without an attempt of its own.
+    const handedOver = (): Lock | undefined => {
+      if (!ticket?.handover) return undefined;
+      const trusted = (i: number): boolean => this.#trusts(i) === true;
+      const until = ledger.validUntil(budget.handedAt, this.quorum, trusted, ttl, driftFactor);
+      if (until === undefined || until <= now()) return undefined;
+      const lock = Lock.create(this, resources, keys, ticket.handover.value, ttl, until, undefined);
+      if (budget.stopped) {
+        void this.releaseHeld(lock, context.timeout, true).settled;
+        budget.throwIfStopped();
+      }
+      this.track(lock);
+      won = true;
+      return lock;
+    };
     try {
       // Used before connect(): connect now, within the budget (masters still down keep reconnecting).
       if (!this.#connected) await budget.bound(this.connect());
       for (;;) {
         await budget.nextAttempt();
-        const value = randomBytes(16).toString('base64url');
+        const handed = handedOver();
+        if (handed) return handed;
+        const value = ticket?.handover?.value ?? randomBytes(16).toString('base64url');
         if (ticket) ticket.lease = this.ticketLease(options.retry, context.timeout);
         const attempt = this.startAttempt(context, { keys, counters, value, ttl, ticket }, shape);
         // The caller's signal, close() and acquireTimeout end the wait at once, even while masters
@@ -659,6 +690,7 @@ export class Redlock {
           }
           this.#inFlight.delete(attempt);
           this.track(lock);
+          won = true;
           // Others of this process queued behind a shared lock may share it too: pass the wake-up on
           // (not with the value: the holder's own release must still wake).
           if (sharedResult?.roomLeft) for (const key of keys) this.#wakeups.released(key, `${value}:granted`);
@@ -666,12 +698,28 @@ export class Redlock {
         }
         // Failed: release on ALL masters, the ones that said no or timed out included (silently: nothing was free).
         const released = this.cleanUp(attempt);
+        if (ticket?.handover) {
+          ledger.note(result.start, result.round.replies);
+          const handed = handedOver();
+          if (handed) return handed;
+          if (shouldYield(result.round.replies)) {
+            // A split handover: the masters' queues differed for a moment (a ticket registered while
+            // the release ran). The waiter behind gives its masters on to the first ticket.
+            yieldHandover(this.#masters, keys[0], ticket, context.timeout);
+            ledger.reset();
+          }
+        }
         let registering = false;
         if (queues && result.outcome === 'votes' && !budget.exhausted) {
           if (!ticket) {
             registering = true;
             // Refused by a plain SET NX: take a place in the masters' queue at once (not counted).
-            ticket = { id: budget.remoteId, score: budget.arrival, lease: 0 };
+            // Not fenced: the release may hand the key straight to this ticket's value (docs/handoff.md §3).
+            const random = randomBytes(16).toString('base64url');
+            const handover = counters
+              ? undefined
+              : { value: handoverValue(budget.remoteId, budget.arrival, random), ttl };
+            ticket = { id: budget.remoteId, score: budget.arrival, lease: 0, handover };
             budget.again();
           } else if (splits < MAX_SPLIT_RETRIES && (await this.splitVote(budget, result.round))) {
             // A split vote (some masters granted, others refused, no quorum): nobody holds the lock,
@@ -717,8 +765,12 @@ export class Redlock {
     } finally {
       budget.leave();
       if (writer) shared.withdrawWriter(context, keys, writer); // won or gave up: stop holding readers off
-      // Won or gave up: leave every master's queue (sent before this holder's release on each connection).
-      if (ticket) withdrawTicket(this.#masters, keys[0], ticket, context.timeout);
+      // Won or gave up: leave every master's queue (sent before this holder's release on each connection);
+      // a waiter that gave up also drops its value where a release already handed it over.
+      if (ticket) {
+        const givenUp = won ? '' : (ticket.handover?.value ?? '');
+        withdrawTicket(this.#masters, keys[0], ticket, context.timeout, givenUp);
+      }
     }
   }
 
@@ -770,19 +822,21 @@ export class Redlock {
         result: started.result,
         outcomes: () => started.round.outcomes,
         // A master that refused wrote nothing (a ticket stays queued on purpose): undo only the others,
-        // those that answered now, those still pending once they answer (still after the attempt).
-        release: async () => {
-          const { outcomes, settled } = started.round;
-          const undo = (skip: readonly boolean[]): Promise<void> =>
-            skip.every(Boolean)
-              ? Promise.resolve()
-              : this.releaseKeys(request.keys, request.value, context.timeout, false, skip).settled;
-          const pending = outcomes.map((o) => o === undefined);
-          await Promise.all([
-            undo(outcomes.map((o) => o === undefined || o.status === 'refused')),
-            pending.some(Boolean) &&
-              settled.then(() => undo(outcomes.map((o, i) => !pending[i] || o?.status === 'refused'))),
-          ]);
+        // at once, so that on each connection the undo lands before this waiter's next attempt (a
+        // ticket's attempts all use its one value). A ticketed attempt's undo leaves a key that a
+        // release handed over (handoff.ts `undo`).
+        release: () => {
+          const refused = started.round.outcomes.map((o) => o?.status === 'refused');
+          if (refused.every(Boolean)) return Promise.resolve();
+          const { ticket } = request;
+          if (!ticket) return this.releaseKeys(request.keys, request.value, context.timeout, false, refused).settled;
+          return voteRound(
+            this.#masters.filter((_, i) => !refused[i]),
+            this.quorum,
+            context.timeout,
+            (m) => undoTicketed(m, request.keys[0], request.value, ticket),
+            () => true,
+          ).settled;
         },
       };
     }

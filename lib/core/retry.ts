@@ -205,6 +205,11 @@ export class AttemptBudget {
       : { retryCount: this.policy.retryCount };
   }
 
+  /** Direct handovers to this acquisition's ticket seen in release messages: master index -> master time (ms). */
+  get handedAt(): ReadonlyMap<number, number> | undefined {
+    return this.#ticket?.handedAt;
+  }
+
   /** Gives up the place in the queue. */
   leave(): void {
     this.#ticket?.leave();

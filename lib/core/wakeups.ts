@@ -40,6 +40,8 @@ export class Ticket {
   #resume: (() => void) | undefined;
   #wokenEarly = false;
   #check = false;
+  /** Direct handovers to this waiter's ticket seen so far: master index -> that master's time of it (ms). */
+  readonly handedAt = new Map<number, number>();
 
   constructor(
     private readonly wakeups: Wakeups,
@@ -186,26 +188,32 @@ export class Wakeups {
    * A release was seen (here or through pub/sub): wake the head waiter once per released value; or,
    * when the message names the ticket the key was handed to (`value\nticket`), only that waiter.
    */
-  released(key: string, message: string): void {
+  released(key: string, message: string, master?: number): void {
     const queue = this.#queues.get(key);
-    if (!queue || queue.lastValue === message) return;
-    const { ticket } = parseReleaseMessage(message);
+    if (!queue) return;
+    const { value, ticket, at } = parseReleaseMessage(message);
     if (ticket === undefined) {
+      if (queue.lastValue === message) return;
       queue.lastValue = message;
       queue.tickets[0]?.wake();
       return;
     }
     const named = queue.tickets.find((t) => t.remoteId === ticket);
     if (!named) return; // handed to a waiter of another process
+    // A direct handover: this master set the waiter's value at that master time (docs/handoff.md §3).
+    if (at !== undefined && master !== undefined)
+      named.handedAt.set(master, Math.max(at, named.handedAt.get(master) ?? 0));
     // Wake it once a majority of masters has handed it the key: woken by the first, its attempt
     // could reach a master that has not yet seen the release and split the vote.
     // Messages of several handoffs can interleave: count each one apart (a few at a time).
-    const count = (queue.handedOver.get(message) ?? 0) + 1;
-    queue.handedOver.set(message, count);
+    const handoff = `${value}\n${ticket}`;
+    if (queue.lastValue === handoff) return;
+    const count = (queue.handedOver.get(handoff) ?? 0) + 1;
+    queue.handedOver.set(handoff, count);
     if (queue.handedOver.size > 16) queue.handedOver.delete(queue.handedOver.keys().next().value!);
     if (count < Math.floor(this.masters.length / 2) + 1) return;
-    queue.handedOver.delete(message);
-    queue.lastValue = message;
+    queue.handedOver.delete(handoff);
+    queue.lastValue = handoff;
     named.wake();
   }
 
@@ -252,7 +260,7 @@ export class Wakeups {
 
   private subscribers(): Subscriber[] {
     if (!this.#subscribers) {
-      this.#subscribers = this.masters.map((m) => {
+      this.#subscribers = this.masters.map((m, index) => {
         // A cluster's subscriber is a cluster too: a classic PUBLISH reaches every node, so any node
         // will do; sharded channels are followed to the shard serving their slot.
         const client = m.cluster
@@ -271,7 +279,7 @@ export class Wakeups {
         client.on('error', () => undefined); // a lost message costs one fallback delay, nothing more
         const heard = (channel: string, value: string): void => {
           const key = sub.keys.get(channel);
-          if (key !== undefined) this.released(key, value);
+          if (key !== undefined) this.released(key, value, index);
         };
         client.on('message', heard);
         client.on('smessage', heard);

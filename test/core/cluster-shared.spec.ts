@@ -184,6 +184,25 @@ describe('shared locks, handoff and sharded wake-ups on three independent 3-shar
     expect(await onAll((c) => c.exists(queue))).toEqual([0, 0, 0]);
   });
 
+  it('fenced waiters queue with tickets too (the counter, in another slot, read after the grant): tokens increase', async () => {
+    const [a, b] = await Promise.all([
+      redlock({ fencing: true }),
+      redlock({ fencing: true, retryDelay: 5_000, retryJitter: 0, retryCount: 5 }),
+    ]);
+    const resource = resourceName('fenced-handoff');
+    const queue = `${clusterStemOf(`lock:${resource}`)}:handoff:queue`;
+    const first = await a.acquire(resource, 10_000);
+    const waiting = timed(b.acquire(resource, 10_000));
+    expect(await waitFor(async () => (await onAll((c) => c.zcard(queue))).every((n) => n === 1), 5_000, 50)).toBe(true);
+    expect(await waitFor(async () => (await shardSubscribers(resource)).every((n) => n === 1), 5_000, 50)).toBe(true);
+    await first.release();
+    const { value: second, error, ms } = await waiting;
+    expect(error).toBeUndefined();
+    expect(ms).toBeLessThan(5_000 + 4_000); // one attempt, then woken by the release: not two 5 s delays
+    expect(second!.fencingToken).toBeGreaterThan(first.fencingToken!);
+    await second!.release();
+  });
+
   it('wakes a waiter through sharded pub/sub (SSUBSCRIBE on the key shard), long before its retry delay', async () => {
     const holder = await redlock();
     const waiter = await redlock({ retryDelay: 12_000, retryJitter: 0, retryCount: 2 });
