@@ -39,7 +39,9 @@ export type MasterEvent =
   /** The master lost its whole dataset (killed without persistence). */
   | { t: number; m: number; kind: 'wipe' }
   /** The master evicted a key (maxmemory). */
-  | { t: number; m: number; kind: 'evicted'; key: string };
+  | { t: number; m: number; kind: 'evicted'; key: string }
+  /** The MONITOR connection to the master answered: its commands are recorded from here on. */
+  | { t: number; m: number; kind: 'attached' };
 
 /** Date.now() − sharedNow(), to well under a millisecond: sampled on the edge where Date.now() ticks. */
 function wallMinusShared(): number {
@@ -104,6 +106,8 @@ export class MasterHistory {
     });
     socket.write('MONITOR\r\n');
     await Promise.race([ready, new Promise((r) => setTimeout(r, 1_000))]);
+    // From here on this master's commands are recorded (after a restart: not before).
+    if (ok) this.events.push({ t: sharedNow(), m, kind: 'attached' });
     const opts = {
       lazyConnect: true,
       maxRetriesPerRequest: 0,
@@ -266,6 +270,7 @@ export function analyseHistory(events: readonly MasterEvent[], masterCount: numb
 
   for (const e of sorted) {
     if (consumed.has(e)) continue;
+    if (e.kind === 'attached') continue;
     if (e.kind === 'wipe') {
       for (const key of [...state[e.m].keys()]) {
         const h = live(e.m, key, e.t) && close(e.m, key, e.t, 'wiped');

@@ -7,6 +7,8 @@ import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.
 import { checkPhase } from '../../chaos/checker.js';
 import { Inspector } from '../../chaos/nemesis.js';
 import type { PhaseResult } from '../../chaos/phase.js';
+import type { MasterEvent } from '../../chaos/history.js';
+import type { SectionRecord } from '../../chaos/types.js';
 
 describe('the key scan', () => {
   let masters: RedisMasters;
@@ -73,5 +75,80 @@ describe('a failed liveness probe', () => {
     const check = checkPhase(base(stalls));
     expect(check.problems).toEqual([]);
     expect(check.liveness.starved).toBe(1);
+  });
+});
+
+describe('a grant the history shows on fewer than a quorum of masters', () => {
+  const section: SectionRecord = {
+    id: 'c1:1',
+    phase: 'u2',
+    client: 'c1',
+    via: 'using',
+    resource: 'u2:cold:1',
+    hot: false,
+    value: 'v1',
+    fenced: false,
+    requestedAt: 1_000,
+    start: 1_020,
+    end: 1_030,
+    extensions: [],
+    deadline: 1_900,
+    stoppedEarly: false,
+    checkedAt: 1_025,
+    abortedAtCheck: false,
+    commit: 'skipped',
+    pausedBeforeWrite: false,
+    outcome: 'ok',
+    settledAt: 1_040,
+  };
+  const result = (events: MasterEvent[]): PhaseResult => ({
+    phase: 'u2',
+    spec: { id: 'u2', fault: 'kill-restart', guard: false, fencing: true, seconds: 1, title: 'kill-restart' },
+    sections: [section],
+    failures: [],
+    probes: [],
+    bands: [],
+    pauses: [],
+    keysLeft: [],
+    registerLogs: new Map(),
+    startedAt: 0,
+    endedAt: 5_000,
+    masterEvents: [
+      { t: 1_005, m: 0, kind: 'cmd', args: ['set', 'lock:u2:cold:1', 'v1', 'PX', '1000', 'NX'], lua: false },
+      { t: 1_035, m: 0, kind: 'cmd', args: ['del', 'lock:u2:cold:1'], lua: true, sv: 'v1' },
+      ...events,
+    ],
+    clientCycles: { c1: 1 },
+    stalls: [],
+    bound: 2_000,
+    runFrom: 0,
+    runTo: 5_000,
+    cycles: 1,
+    masterCount: 5,
+    ttl: 1_000,
+    commandTimeout: 200,
+  });
+  const checks = (r: PhaseResult) => checkPhase(r).problems.map((p) => p.check);
+
+  it('fails the run when every master was recorded throughout', () => {
+    expect(checks(result([]))).toContain('grant without a majority');
+  });
+
+  it('is unverifiable, not failed, when the missing votes are masters killed -9 while the attempt ran (their last MONITOR lines die with them)', () => {
+    const killed: MasterEvent[] = [1, 2].flatMap((m) => [
+      { t: 1_010, m, kind: 'wipe' as const },
+      { t: 1_200, m, kind: 'attached' as const },
+    ]);
+    const check = checkPhase(result(killed));
+    expect(check.problems.map((p) => p.check)).not.toContain('grant without a majority');
+    expect(check.oracle.noMajorityUnverifiable).toBe(1);
+  });
+
+  it('still fails when the masters were killed and recorded again before the attempt began', () => {
+    const earlier: MasterEvent[] = [1, 2].flatMap((m) => [
+      { t: 500, m, kind: 'wipe' as const },
+      { t: 700, m, kind: 'attached' as const },
+    ]);
+    expect(checks(result(earlier))).toContain('grant without a majority');
   });
 });
