@@ -2,9 +2,10 @@
  * The checker: pure functions over one phase's history. All times are on the shared clock.
  *
  * The oracle does not read the library's `validity` or `signal`. A holder's window is
- * [start, min(end, bound)], where `bound` comes from the masters' own history (history.ts): the
- * attempt began no later than the first master executed a command carrying its lock value (less any
- * link delay the nemesis added), so the holder is entitled to at most that instant + TTL − drift;
+ * [start, min(end, bound)], where `bound` comes from the masters' own history (history.ts): of the k
+ * masters whose key took the holder's value by the grant, first written at w1 ≤ … ≤ wk, a quorum holds
+ * it only until w(k−quorum+1) + TTL, so the holder is entitled to at most that write (less any link
+ * delay the nemesis added) + TTL − drift;
  * each `extend()` call, stamped by the harness before the call, moves the bound to its stamp + TTL −
  * drift only if a quorum of masters renewed the value after that stamp. Mutual exclusion is violated
  * when two holders' windows on one resource overlap while both were running.
@@ -18,6 +19,9 @@ import { analyseHistory, mastersHolding, mastersRenewing, type HistoryAnalysis }
 import { longestUnstalledMs, unstalledMs } from './loop-lag.js';
 import type { PhaseResult } from './phase.js';
 import type { ClientPause, FaultBand, SectionRecord } from './types.js';
+
+/** How a key can end by a fault rather than by its holder (history.ts). */
+const FAULT_ENDS = new Set(['evicted', 'nemesis-del', 'wiped', 'foreign-release']);
 
 /** The window the library itself reported (validity, signal): only for pictures, never for verdicts. */
 export const windowEnd = (s: SectionRecord): number => Math.min(s.end, s.abortedAt ?? Infinity, s.deadline);
@@ -250,7 +254,15 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
       bounds.set(s.id, -Infinity);
       continue;
     }
-    const holding = mastersHolding(history, keyOf(s), s.value, first, s.start + 5); // 5 ms: stamps of two clocks
+    // Masters holding the value when the section began (5 ms: stamps of two clocks). Not "ever since the
+    // first sighting": an acquisition retries with the same value, and failed attempts' keys on
+    // different masters never made a majority together.
+    // A key a fault took between the write and the section's first instruction (evicted, deleted,
+    // wiped) still voted.
+    const holding = mastersHolding(history, keyOf(s), s.value, s.start - 5, s.start + 5);
+    for (const h of history.byValue.get(s.value) ?? [])
+      if (h.key === keyOf(s) && h.from <= s.start + 5 && h.to >= s.requestedAt && FAULT_ENDS.has(h.end))
+        holding.add(h.m);
     if (holding.size < quorum) {
       // A master killed -9 while the attempt ran may have executed its SET without the MONITOR line
       // ever leaving it (the kill drops the unsent output), and a restarted one runs commands before
@@ -259,7 +271,18 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
       if (holding.size + new Set(silenced.map((g) => g.m)).size >= quorum) noMajorityUnverifiable++;
       else noMajority++;
     }
-    let bound = first - delayAt(s.client, first) + validity;
+    // The most the holder can be entitled to: TTL − drift from the write that completed its majority.
+    // Of the k masters whose key took the value by the grant (the last write on each before it: an
+    // acquisition retries with the same value, and a failed attempt's keys were deleted), written at
+    // w1 ≤ … ≤ wk, a quorum holds it only until w(k−quorum+1) + TTL. On the plain path those writes fall
+    // inside the winning attempt, after its start; a handed-over key is written by the releaser's
+    // script, after the waiter's ticket scripts (which carry its value) ran: first sightings are no anchor.
+    const writes = new Map<number, number>();
+    for (const h of history.byValue.get(s.value) ?? [])
+      if (h.key === keyOf(s) && h.from <= s.start + 5) writes.set(h.m, Math.max(writes.get(h.m) ?? -Infinity, h.from));
+    const w = [...writes.values()].sort((a, b) => a - b);
+    const anchor = w.length >= quorum ? w[w.length - quorum] : first;
+    let bound = anchor - delayAt(s.client, anchor) + validity;
     for (const ext of s.extensions ?? []) {
       if (ext.at >= bound) break; // a lapsed lock is never revived
       const renewedBy = mastersRenewing(history, keyOf(s), s.value, ext.at, ext.at + ttl).size;

@@ -249,8 +249,8 @@ export function renderReport(rows: Row[], clock: ClockCheck, info: RunInfo, svgN
     '- **Lock cycle:** one critical section. The lock is granted, the work runs (the signal is checked every 40 ms), the commit is written to the register, and the lock is released.',
   );
   L.push(
-    '- **Lock window (independent):** `[start, min(end, bound)]`. The bound does not read the library: the attempt began no later than the first master executed a command carrying its random lock value (less any link delay the nemesis added), ' +
-      'so the holder is entitled to at most that instant + TTL − drift (1 % + 2 ms). An `extend()` call, stamped by the harness before the call, moves the bound to its stamp + TTL − drift only if a quorum of masters renewed (or re-took) the value after the stamp. ' +
+    "- **Lock window (independent):** `[start, min(end, bound)]`. The bound does not read the library: of the k masters whose key took the holder's random value by the grant (its first write on each), written at w1 ≤ … ≤ wk, a quorum holds it only until w(k − quorum + 1) + TTL, " +
+      "so the holder is entitled to at most that write (less any link delay the nemesis added) + TTL − drift (1 % + 2 ms). On the plain path every write falls inside the attempt; a key handed over is written by the releaser's script, after the waiter's ticket scripts (which carry its value) ran. An `extend()` call, stamped by the harness before the call, moves the bound to its stamp + TTL − drift only if a quorum of masters renewed (or re-took) the value after the stamp. " +
       "**A mutual-exclusion violation** is two such windows on one resource that overlap on the shared clock while both holders ran. It is *excused* only by a cause shown in the masters' history: the first holder's value held the key on exactly a bare quorum just before the fault deleted or evicted it on one of those masters, or the restart guard was off and a master holding it was wiped. Any other violation fails the run.",
   );
   L.push(

@@ -152,3 +152,77 @@ describe('a grant the history shows on fewer than a quorum of masters', () => {
     expect(checks(result(earlier))).toContain('grant without a majority');
   });
 });
+
+describe('the handoff as the masters record it', () => {
+  const key = 'lock:u3:cold:1';
+  const held = (value: string, start: number): SectionRecord => ({
+    id: 'c1:1',
+    phase: 'u3',
+    client: 'c1',
+    via: 'using',
+    resource: 'u3:cold:1',
+    hot: false,
+    value,
+    fenced: false,
+    requestedAt: 0,
+    start,
+    end: start + 10,
+    extensions: [],
+    deadline: start + 900,
+    stoppedEarly: false,
+    checkedAt: start + 5,
+    abortedAtCheck: false,
+    commit: 'skipped',
+    pausedBeforeWrite: false,
+    outcome: 'ok',
+    settledAt: start + 20,
+  });
+  const run = (sections: SectionRecord[], masterEvents: MasterEvent[]): string[] =>
+    checkPhase({
+      phase: 'u3',
+      spec: { id: 'u3', fault: 'none', guard: true, fencing: true, seconds: 1, title: 'none' },
+      sections,
+      failures: [],
+      probes: [],
+      bands: [],
+      pauses: [],
+      keysLeft: [],
+      registerLogs: new Map(),
+      startedAt: 0,
+      endedAt: 5_000,
+      masterEvents,
+      clientCycles: { c1: sections.length },
+      stalls: [],
+      bound: 2_000,
+      runFrom: 0,
+      runTo: 5_000,
+      cycles: sections.length,
+      masterCount: 5,
+      ttl: 1_000,
+      commandTimeout: 200,
+    }).problems.map((p) => p.check);
+  const onAll = (f: (m: number) => MasterEvent[]) => [0, 1, 2, 3, 4].flatMap(f);
+
+  it("bounds a handed-over grant from the releaser's writes, not from the waiter's earlier ticket scripts", () => {
+    const events = onAll((m) => [
+      // the waiter's ticket script (its value is ARGV[1]) touches the queue long before the handover
+      { t: 10, m, kind: 'cmd', args: ['pexpire', `${key}:handoff:queue`, '680'], lua: true, sv: 'waiter' },
+      { t: 1_000, m, kind: 'cmd', args: ['set', key, 'holder', 'PX', '1000', 'NX'], lua: false },
+      // the holder's release hands the key to the waiter's value
+      { t: 1_500, m, kind: 'cmd', args: ['del', key], lua: true, sv: 'holder' },
+      { t: 1_500, m, kind: 'cmd', args: ['set', key, 'waiter', 'PX', '1000'], lua: true, sv: 'holder' },
+      { t: 1_530, m, kind: 'cmd', args: ['del', key], lua: true, sv: 'waiter' },
+    ]);
+    expect(run([held('waiter', 1_505)], events)).toEqual([]);
+  });
+
+  it("takes a withdrawal's queue entry (`ticket ttl value`) as acting for that value, and any other script as foreign", () => {
+    const set: MasterEvent[] = onAll((m) => [
+      { t: 100, m, kind: 'cmd', args: ['set', key, 'mine', 'PX', '1000', 'NX'], lua: false },
+    ]);
+    const del = (sv: string): MasterEvent[] => [{ t: 200, m: 0, kind: 'cmd', args: ['del', key], lua: true, sv }];
+    const section = { ...held('mine', 105), end: 150, settledAt: 160 };
+    expect(run([section], [...set, ...del('t1 1000 mine')])).toEqual([]);
+    expect(run([section], [...set, ...del('t1 1000 other')])).toContain("release or extend of another holder's key");
+  });
+});
