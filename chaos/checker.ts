@@ -2,9 +2,10 @@
  * The checker: pure functions over one phase's history. All times are on the shared clock.
  *
  * The oracle does not read the library's `validity` or `signal`. A holder's window is
- * [start, min(end, bound)], where `bound` comes from the masters' own history (history.ts): the
- * attempt began no later than the first master executed a command carrying its lock value (less any
- * link delay the nemesis added), so the holder is entitled to at most that instant + TTL − drift;
+ * [start, min(end, bound)], where `bound` comes from the masters' own history (history.ts): of the k
+ * masters whose key took the holder's value by the grant, first written at w1 ≤ … ≤ wk, a quorum holds
+ * it only until w(k−quorum+1) + TTL, so the holder is entitled to at most that write (less any link
+ * delay the nemesis added) + TTL − drift;
  * each `extend()` call, stamped by the harness before the call, moves the bound to its stamp + TTL −
  * drift only if a quorum of masters renewed the value after that stamp. Mutual exclusion is violated
  * when two holders' windows on one resource overlap while both were running.
@@ -18,6 +19,9 @@ import { analyseHistory, mastersHolding, mastersRenewing, type HistoryAnalysis }
 import { longestUnstalledMs, unstalledMs } from './loop-lag.js';
 import type { PhaseResult } from './phase.js';
 import type { ClientPause, FaultBand, SectionRecord } from './types.js';
+
+/** How a key can end by a fault rather than by its holder (history.ts). */
+const FAULT_ENDS = new Set(['evicted', 'nemesis-del', 'wiped', 'foreign-release']);
 
 /** The window the library itself reported (validity, signal): only for pictures, never for verdicts. */
 export const windowEnd = (s: SectionRecord): number => Math.min(s.end, s.abortedAt ?? Infinity, s.deadline);
@@ -131,6 +135,8 @@ export interface PhaseCheck {
     unconfirmed: number;
     /** Sections whose value was held by fewer than a quorum of masters between the first command and the grant. */
     noMajority: number;
+    /** Of the others, sections short of a quorum in the history only by masters killed -9 during the attempt (their last MONITOR lines are lost): not counted as failures. */
+    noMajorityUnverifiable: number;
     /** Sections that began after their bound (the library handed out a lock already expired). */
     grantedAfterWindow: number;
     /** Sections that passed their signal check after their bound: explained by a pause/stall of that client, or not. */
@@ -139,6 +145,8 @@ export interface PhaseCheck {
     unconfirmedExtensions: number;
     /** Lua deletes/renewals of a key holding another value (a release or extend without the value check). */
     foreignWrites: number;
+    /** Foreign writes on a master within two TTLs of its AOF reload (its keys reconstructed by a scan): reported, not failed. */
+    foreignAfterReload: number;
     /** Keys of failed attempts left to expire with no cause shown (fault at release time, stall of the attempt's client). */
     orphanKeys: number;
     /** Keys of failed attempts left to expire, excused by a cause shown. */
@@ -229,6 +237,15 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
   const bounds = new Map<string, number>();
   let unconfirmed = 0;
   let noMajority = 0;
+  let noMajorityUnverifiable = 0;
+  // Spans in which a master's commands may be missing from the history: from just before it was
+  // killed (its last output dies with it) until the MONITOR connection to the restarted server answered.
+  const unrecorded: { m: number; from: number; to: number }[] = [];
+  for (const w of result.masterEvents ?? []) {
+    if (w.kind !== 'wipe') continue;
+    const back = (result.masterEvents ?? []).find((e) => e.kind === 'attached' && e.m === w.m && e.t >= w.t);
+    unrecorded.push({ m: w.m, from: w.t - 100, to: back?.t ?? Infinity });
+  }
   let unconfirmedExtensions = 0;
   for (const s of sections) {
     const first = history.firstSeen.get(s.value);
@@ -237,8 +254,35 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
       bounds.set(s.id, -Infinity);
       continue;
     }
-    if (mastersHolding(history, keyOf(s), s.value, first, s.start + 5).size < quorum) noMajority++; // 5 ms: stamps of two clocks
-    let bound = first - delayAt(s.client, first) + validity;
+    // Masters holding the value when the section began (5 ms: stamps of two clocks). Not "ever since the
+    // first sighting": an acquisition retries with the same value, and failed attempts' keys on
+    // different masters never made a majority together.
+    // A key a fault took between the write and the section's first instruction (evicted, deleted,
+    // wiped) still voted.
+    const holding = mastersHolding(history, keyOf(s), s.value, s.start - 5, s.start + 5);
+    for (const h of history.byValue.get(s.value) ?? [])
+      if (h.key === keyOf(s) && h.from <= s.start + 5 && h.to >= s.requestedAt && FAULT_ENDS.has(h.end))
+        holding.add(h.m);
+    if (holding.size < quorum) {
+      // A master killed -9 while the attempt ran may have executed its SET without the MONITOR line
+      // ever leaving it (the kill drops the unsent output), and a restarted one runs commands before
+      // the MONITOR connection is back: such a vote can be neither shown nor ruled out.
+      const silenced = unrecorded.filter((g) => !holding.has(g.m) && g.from <= s.start + 5 && g.to >= s.requestedAt);
+      if (holding.size + new Set(silenced.map((g) => g.m)).size >= quorum) noMajorityUnverifiable++;
+      else noMajority++;
+    }
+    // The most the holder can be entitled to: TTL − drift from the write that completed its majority.
+    // Of the k masters whose key took the value by the grant (the last write on each before it: an
+    // acquisition retries with the same value, and a failed attempt's keys were deleted), written at
+    // w1 ≤ … ≤ wk, a quorum holds it only until w(k−quorum+1) + TTL. On the plain path those writes fall
+    // inside the winning attempt, after its start; a handed-over key is written by the releaser's
+    // script, after the waiter's ticket scripts (which carry its value) ran: first sightings are no anchor.
+    const writes = new Map<number, number>();
+    for (const h of history.byValue.get(s.value) ?? [])
+      if (h.key === keyOf(s) && h.from <= s.start + 5) writes.set(h.m, Math.max(writes.get(h.m) ?? -Infinity, h.from));
+    const w = [...writes.values()].sort((a, b) => a - b);
+    const anchor = w.length >= quorum ? w[w.length - quorum] : first;
+    let bound = anchor - delayAt(s.client, anchor) + validity;
     for (const ext of s.extensions ?? []) {
       if (ext.at >= bound) break; // a lapsed lock is never revived
       const renewedBy = mastersRenewing(history, keyOf(s), s.value, ext.at, ext.at + ttl).size;
@@ -597,7 +641,15 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
     unconfirmedExtensions,
     'extend() resolved but no quorum of masters renewed the value',
   );
-  const foreignWrites = history.foreignWrites.filter((w) => isLockKey(w.key));
+  // A master restarted from its AOF comes back with what its last write to the file held, read by a
+  // scan after it answers: the model of its keys is a reconstruction there until every reloaded key
+  // could have expired (reloaded keys were seen with more TTL left than they had at the kill: 750–900 ms
+  // of a 1 s TTL 100–200 ms after the restart; two TTLs covers it). A foreign write on it in that span is reported apart, not failed.
+  const aofReloads = (result.masterEvents ?? []).filter((e) => e.kind === 'cmd' && e.reload === true);
+  const reconstructed = (m: number, t: number) => aofReloads.some((e) => e.m === m && e.t <= t && t - e.t <= 2 * ttl);
+  const foreignAll = history.foreignWrites.filter((w) => isLockKey(w.key));
+  const foreignWrites = foreignAll.filter((w) => !reconstructed(w.m, w.t));
+  const foreignAfterReload = foreignAll.length - foreignWrites.length;
   fail(
     "release or extend of another holder's key",
     foreignWrites.length,
@@ -698,10 +750,12 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
     oracle: {
       unconfirmed,
       noMajority,
+      noMajorityUnverifiable,
       grantedAfterWindow,
       checkAfterWindow,
       unconfirmedExtensions,
       foreignWrites: foreignWrites.length,
+      foreignAfterReload,
       orphanKeys,
       orphansExcused,
       unexplainedLosses,

@@ -32,14 +32,35 @@ export function parseMonitorLine(line: string): { time: string; source: string; 
   return { time: m[1], source: m[2], args };
 }
 
+/**
+ * Whether a script's command acts for `value`: an ARGV is that value, or a handoff queue entry that
+ * ends with it (`ticket ttl value`, lib/core/handoff.ts). A script carrying no such argument that
+ * deletes or renews a key holding `value` acts on another holder's key.
+ */
+function carries(e: { sv?: string; sa?: string[] }, value: string): boolean {
+  return [e.sv, ...(e.sa ?? [])].some((a) => a !== undefined && (a === value || a.endsWith(` ${value}`)));
+}
+
 /** One thing that happened on a master, on the shared clock. */
 export type MasterEvent =
   /** A command as executed. `lua`: run inside a script; `sv`: the script's ARGV[1] (the lock value, for our scripts). */
-  | { t: number; m: number; kind: 'cmd'; args: string[]; lua: boolean; sv?: string; reload?: boolean }
+  | {
+      t: number;
+      m: number;
+      kind: 'cmd';
+      args: string[];
+      lua: boolean;
+      sv?: string;
+      /** The script's other ARGV (ARGV[2]…): the handoff's scripts carry a lock value elsewhere than ARGV[1]. */
+      sa?: string[];
+      reload?: boolean;
+    }
   /** The master lost its whole dataset (killed without persistence). */
   | { t: number; m: number; kind: 'wipe' }
   /** The master evicted a key (maxmemory). */
-  | { t: number; m: number; kind: 'evicted'; key: string };
+  | { t: number; m: number; kind: 'evicted'; key: string }
+  /** The MONITOR connection to the master answered: its commands are recorded from here on. */
+  | { t: number; m: number; kind: 'attached' };
 
 /** Date.now() − sharedNow(), to well under a millisecond: sampled on the edge where Date.now() ticks. */
 function wallMinusShared(): number {
@@ -57,6 +78,7 @@ export class MasterHistory {
   private readonly monitors: (Socket | undefined)[];
   private readonly subscribers: (Redis | undefined)[];
   private readonly scriptValue: (string | undefined)[];
+  private readonly scriptArgs: (string[] | undefined)[];
   private stopped = false;
 
   constructor(
@@ -66,6 +88,7 @@ export class MasterHistory {
     this.monitors = urls.map(() => undefined);
     this.subscribers = urls.map(() => undefined);
     this.scriptValue = urls.map(() => undefined);
+    this.scriptArgs = urls.map(() => undefined);
   }
 
   async start(): Promise<void> {
@@ -104,6 +127,8 @@ export class MasterHistory {
     });
     socket.write('MONITOR\r\n');
     await Promise.race([ready, new Promise((r) => setTimeout(r, 1_000))]);
+    // From here on this master's commands are recorded (after a restart: not before).
+    if (ok) this.events.push({ t: sharedNow(), m, kind: 'attached' });
     const opts = {
       lazyConnect: true,
       maxRetriesPerRequest: 0,
@@ -136,6 +161,7 @@ export class MasterHistory {
     if (!lua && (name === 'evalsha' || name === 'eval')) {
       const numKeys = Number(args[2]);
       this.scriptValue[m] = args[3 + numKeys];
+      this.scriptArgs[m] = args.slice(4 + numKeys);
       return;
     }
     if (name !== 'set' && name !== 'pexpire' && name !== 'del') return;
@@ -147,6 +173,7 @@ export class MasterHistory {
       args,
       lua,
       sv: lua ? this.scriptValue[m] : undefined,
+      sa: lua && this.scriptArgs[m]?.length ? this.scriptArgs[m] : undefined,
     });
   }
 
@@ -266,6 +293,7 @@ export function analyseHistory(events: readonly MasterEvent[], masterCount: numb
 
   for (const e of sorted) {
     if (consumed.has(e)) continue;
+    if (e.kind === 'attached') continue;
     if (e.kind === 'wipe') {
       for (const key of [...state[e.m].keys()]) {
         const h = live(e.m, key, e.t) && close(e.m, key, e.t, 'wiped');
@@ -303,7 +331,7 @@ export function analyseHistory(events: readonly MasterEvent[], masterCount: numb
         // holder. Written by a release script over the releasing holder's own value, it ends that
         // holding as a release; over anyone else's value it is a foreign write.
         if (cur) {
-          const own = e.lua && e.sv === cur.h.value;
+          const own = e.lua && carries(e, cur.h.value);
           if (!own) foreignWrites.push({ t: e.t, m: e.m, key, value: cur.h.value, scriptValue: e.sv ?? '', op: 'set' });
           const h = close(e.m, key, e.t, own ? 'released' : 'foreign-release');
           if (h && !own) pendingRemovals.push({ r: { t: e.t, m: e.m, key, value: h.value, cause: 'foreign-release' } });
@@ -323,7 +351,7 @@ export function analyseHistory(events: readonly MasterEvent[], masterCount: numb
       const [key, ms] = rest;
       const cur = live(e.m, key, e.t);
       if (!cur) continue;
-      if (e.sv !== undefined && cur.h.value !== e.sv)
+      if (e.sv !== undefined && !carries(e, cur.h.value))
         foreignWrites.push({ t: e.t, m: e.m, key, value: cur.h.value, scriptValue: e.sv, op: 'pexpire' });
       cur.expiresAt = e.t + Number(ms);
       cur.h.renewals.push(e.t);
@@ -331,7 +359,7 @@ export function analyseHistory(events: readonly MasterEvent[], masterCount: numb
       for (const key of rest) {
         const cur = live(e.m, key, e.t);
         if (!cur) continue;
-        const foreign = e.lua && e.sv !== undefined && cur.h.value !== e.sv;
+        const foreign = e.lua && e.sv !== undefined && !carries(e, cur.h.value);
         if (foreign) foreignWrites.push({ t: e.t, m: e.m, key, value: cur.h.value, scriptValue: e.sv!, op: 'del' });
         const cause = !e.lua ? 'nemesis-del' : foreign ? 'foreign-release' : 'released';
         const h = close(e.m, key, e.t, cause);

@@ -129,8 +129,8 @@ export const LIBRARY_VARIANTS: Mutant[] = [
     patches: [
       {
         file: 'core/redlock.ts',
-        find: 'if (!shape) void round.settled.then(() => this.repairQuorum(lock, ttl, timeout, round.replies));',
-        replace: 'if (!shape) void round.settled;',
+        find: 'if (!shapeOf(lock)) void round.settled.then(() => this.repairQuorum(lock, ttl, timeout, round.replies));',
+        replace: 'if (!shapeOf(lock)) void round.settled;',
       },
     ],
     phase: { fault: 'key-loss', guard: true },

@@ -87,7 +87,10 @@ export class Inspector {
   }
 
   /** Keys matching `pattern` on master `i`, with value and PTTL; undefined if it did not answer. */
-  async scan(i: number, pattern: string): Promise<{ key: string; value: string | null; pttl: number }[] | undefined> {
+  async scan(
+    i: number,
+    pattern: string,
+  ): Promise<{ key: string; value: string | null; pttl: number; expiresAtWall?: number }[] | undefined> {
     const c = this.clients[i];
     try {
       const keys: string[] = [];
@@ -99,7 +102,15 @@ export class Inspector {
         cursor = next;
         keys.push(...batch);
       } while (cursor !== '0');
-      return await Promise.all(keys.map(async (key) => ({ key, value: await c.get(key), pttl: await c.pttl(key) })));
+      return await Promise.all(
+        keys.map(async (key) => ({
+          key,
+          value: await c.get(key),
+          pttl: await c.pttl(key),
+          // the absolute expiry, master's wall clock, ms (Redis 7): exact, whenever the scan ran
+          expiresAtWall: Number(await c.call('PEXPIRETIME', key)),
+        })),
+      );
     } catch {
       return undefined;
     }
@@ -142,13 +153,21 @@ export class Cluster {
 
   /** Resolves to the instant the restart began (the new servers started after it). */
   async killAndRestart(indices: readonly number[], downMs: number): Promise<number> {
-    await Promise.all(indices.map((i) => this.masters[i].kill()));
-    for (const i of indices) this.history?.wiped(i);
-    if (downMs > 0) await sleep(downMs);
-    const restartAt = sharedNow();
-    await Promise.all(indices.map((i) => this.masters[i].restart()));
-    await Promise.all(indices.map(async (i) => this.history?.attach(i)));
-    return restartAt;
+    // Clients reach the restarted master only once its MONITOR is attached again: otherwise the
+    // commands it runs in between are missing from the history, and its votes can be neither shown
+    // nor ruled out.
+    for (const i of indices) this.farm.proxies[i].setDoorClosed(true);
+    try {
+      await Promise.all(indices.map((i) => this.masters[i].kill()));
+      for (const i of indices) this.history?.wiped(i);
+      if (downMs > 0) await sleep(downMs);
+      const restartAt = sharedNow();
+      await Promise.all(indices.map((i) => this.masters[i].restart()));
+      await Promise.all(indices.map(async (i) => this.history?.attach(i)));
+      return restartAt;
+    } finally {
+      for (const i of indices) this.farm.proxies[i].setDoorClosed(false);
+    }
   }
 
   /**
@@ -810,21 +829,19 @@ export const schedules: Record<FaultKind, (ctx: NemesisContext) => Promise<Fault
     b.band.killedAt = sharedNow();
     const restartAt = await ctx.cluster.killAndRestart([victim], 0);
     // What the AOF brought back: the history's model of that master starts from it. A reloaded key
-    // keeps its absolute expiry, so its remaining TTL counts from when the scan read it, not from the
-    // restart (stamped at the restart, the model would expire it early and misjudge the next SET NX).
-    // The inspector reconnects to the restarted master on its own: retry until the scan answers (an
-    // unanswered scan left the model without the reloaded keys, and a later SET NX misjudged).
-    let scannedAt = sharedNow();
+    // keeps its absolute expiry, read exactly with PEXPIRETIME (a PTTL stamped at the restart or at
+    // the scan is off by the scan's own duration, and the model then misjudged the next SET NX).
+    // The inspector reconnects to the restarted master on its own: retry until the scan answers.
     let reloaded = await ctx.cluster.inspector.scan(victim, `lock:${ctx.phase}:*`);
     while (reloaded === undefined && sharedNow() - restartAt < 3_000) {
       await sleep(10);
-      scannedAt = sharedNow();
       reloaded = await ctx.cluster.inspector.scan(victim, `lock:${ctx.phase}:*`);
     }
     if (reloaded === undefined) b.band.label += ' (the AOF reload was not scanned: master did not answer)';
+    const history = ctx.cluster.history;
     for (const k of reloaded ?? []) {
-      if (k.value !== null && k.pttl > 0)
-        ctx.cluster.history?.reloaded(victim, k.key, k.value, k.pttl + (scannedAt - restartAt), restartAt);
+      if (!history || k.value === null || !(k.pttl > 0) || !(k.expiresAtWall! > 0)) continue;
+      history.reloaded(victim, k.key, k.value, k.expiresAtWall! - history.wallOffset - restartAt, restartAt);
     }
     b.ended();
     watchUptime(ctx, b.band, [victim], restartAt);

@@ -107,6 +107,8 @@ function reset(socket: Socket): void {
 export class MasterProxy {
   private readonly routes = new Map<string, Route>();
   private closed = false;
+  /** While set, every new connection is reset (a restarting master, until the harness records it). */
+  private doorClosed = false;
   readonly stats: ProxyStats = { connections: 0, resets: 0, droppedChunks: 0, delayedChunks: 0 };
 
   constructor(
@@ -157,8 +159,18 @@ export class MasterProxy {
     }
   }
 
+  /**
+   * Refuses (resets) every new connection to this master until opened again, for every client: a
+   * restarted master is let in only once the harness's MONITOR records it, so that no command it runs
+   * is missing from the history.
+   */
+  setDoorClosed(closed: boolean): void {
+    this.doorClosed = closed;
+  }
+
   /** Heals every route. */
   healAll(): void {
+    this.doorClosed = false;
     for (const id of this.routes.keys()) this.setFault(id, undefined);
   }
 
@@ -187,7 +199,7 @@ export class MasterProxy {
   }
 
   private accept(route: Route, client: Socket): void {
-    if (this.closed || route.fault?.kind === 'cut') {
+    if (this.closed || this.doorClosed || route.fault?.kind === 'cut') {
       this.stats.resets++;
       client.on('error', () => undefined);
       reset(client);

@@ -249,13 +249,13 @@ export function renderReport(rows: Row[], clock: ClockCheck, info: RunInfo, svgN
     '- **Lock cycle:** one critical section. The lock is granted, the work runs (the signal is checked every 40 ms), the commit is written to the register, and the lock is released.',
   );
   L.push(
-    '- **Lock window (independent):** `[start, min(end, bound)]`. The bound does not read the library: the attempt began no later than the first master executed a command carrying its random lock value (less any link delay the nemesis added), ' +
-      'so the holder is entitled to at most that instant + TTL − drift (1 % + 2 ms). An `extend()` call, stamped by the harness before the call, moves the bound to its stamp + TTL − drift only if a quorum of masters renewed (or re-took) the value after the stamp. ' +
+    "- **Lock window (independent):** `[start, min(end, bound)]`. The bound does not read the library: of the k masters whose key took the holder's random value by the grant (its first write on each), written at w1 ≤ … ≤ wk, a quorum holds it only until w(k − quorum + 1) + TTL, " +
+      "so the holder is entitled to at most that write (less any link delay the nemesis added) + TTL − drift (1 % + 2 ms). On the plain path every write falls inside the attempt; a key handed over is written by the releaser's script, after the waiter's ticket scripts (which carry its value) ran. An `extend()` call, stamped by the harness before the call, moves the bound to its stamp + TTL − drift only if a quorum of masters renewed (or re-took) the value after the stamp. " +
       "**A mutual-exclusion violation** is two such windows on one resource that overlap on the shared clock while both holders ran. It is *excused* only by a cause shown in the masters' history: the first holder's value held the key on exactly a bare quorum just before the fault deleted or evicted it on one of those masters, or the restart guard was off and a master holding it was wiped. Any other violation fails the run.",
   );
   L.push(
-    '- **Also failing the run:** a section whose value fewer than a quorum of masters ever held (grant without a majority), or that no master was seen to hold; a section that began after its bound; a signal check passed after the bound by a client that was not paused or stalled across it; an extension the library reported but no quorum of masters confirmed; ' +
-      "a Lua delete or renewal of a key holding another value; keys of a failed attempt left to expire with no cause shown (a fault on the path to that master when the others executed the release, or the attempt's client stopped, or its event loop or the harness's (which carries its traffic) measured stalled for all but one command timeout of the key's life); a lock lost with no fault and no pause of its holder, after its holder's loop could run (measured stalls subtracted) for half a TTL with no extend() attempted; lock-loss delivery more than 5 ms late unless that client was stopped or its measured event-loop stall covers all but 5 ms from the deadline to the delivery; a read of `signal.aborted` that returned false after the deadline (never excused); stale fenced writes and token inversions with no counter lost; missing tokens; " +
+    "- **Also failing the run:** a section whose value fewer than a quorum of masters ever held (grant without a majority; one short of a quorum only by masters killed -9 while its attempt ran is reported as unverifiable, not failed, since the kill drops the master's unsent MONITOR output), or that no master was seen to hold; a section that began after its bound; a signal check passed after the bound by a client that was not paused or stalled across it; an extension the library reported but no quorum of masters confirmed; " +
+      "a Lua delete or renewal of a key holding another value (except on a master within two TTLs of its reload from an AOF: its keys are then reconstructed from a scan, and reloaded keys were seen with more TTL left than they had at the kill; those are reported apart); keys of a failed attempt left to expire with no cause shown (a fault on the path to that master when the others executed the release, or the attempt's client stopped, or its event loop or the harness's (which carries its traffic) measured stalled for all but one command timeout of the key's life); a lock lost with no fault and no pause of its holder, after its holder's loop could run (measured stalls subtracted) for half a TTL with no extend() attempted; lock-loss delivery more than 5 ms late unless that client was stopped or its measured event-loop stall covers all but 5 ms from the deadline to the delivery; a read of `signal.aborted` that returned false after the deadline (never excused); stale fenced writes and token inversions with no counter lost; missing tokens; " +
       "liveness probes failed (unless that client's or the harness's measured stalls left it no stretch of two command timeouts + 200 ms to run one whole attempt in) or over their bound; sections a client reported but the harness did not record; register entries of no recorded section; keys left after release; acquisition errors other than busy/unavailable.",
   );
   L.push(
@@ -361,6 +361,14 @@ export function renderReport(rows: Row[], clock: ClockCheck, info: RunInfo, svgN
     for (const [why, n] of reasons) L.push(`  - ${n} × ${why}`);
     for (const l of c.delivery.late.slice(0, 3)) L.push(`    - e.g. ${l.id} on ${l.resource}: ${f1(l.lateMs)} ms late`);
     L.push(`- Lock keys: ${c.keys.afterClose} right after close, and ${c.keys.afterTtl} one TTL later.`);
+    if (c.oracle.foreignAfterReload)
+      L.push(
+        `- Deletes or renewals of another value's key on a master within two TTLs of its AOF reload (its keys reconstructed by a scan, see Definitions): ${c.oracle.foreignAfterReload}; reported, not failed.`,
+      );
+    if (c.oracle.noMajorityUnverifiable)
+      L.push(
+        `- Grants the history cannot verify: ${c.oracle.noMajorityUnverifiable} section(s) short of a quorum in the masters' history only by masters killed -9 while the attempt ran (their last MONITOR lines die with them); not counted as grants without a majority.`,
+      );
     const hs = r.harnessStalls ?? [];
     const clientStalls = r.stalls ?? [];
     L.push(

@@ -1,7 +1,7 @@
 import { clusterSlotOf } from './cluster-slot.js';
 import type { Master } from './master.js';
 
-/** Per slot, a short tag whose slot it is: only for keys with a stray `}` and no hash tag. */
+/** Per slot, a short tag whose slot it is: only for keys with stray braces and no hash tag. */
 const tagOfSlot = new Map<number, string>();
 
 function tagFor(slot: number): string {
@@ -25,19 +25,21 @@ function hasHashTag(key: string): boolean {
 
 /**
  * The stem that a lock key's companion keys and channel are built on, on a Redis Cluster node, so
- * that they hash to the lock key's slot (one script call holds them all, no CROSSSLOT):
+ * that they hash to the lock key's slot (one script call holds them all, no CROSSSLOT). It starts
+ * with the lock key whenever it can, so that ACL key patterns and `SCAN` patterns on the key prefix
+ * (`~lock:*`, `lock:*`) still cover the companions:
  * - a key with a hash tag (`lock:{order-42}`) is its own stem: any suffix keeps its tag;
- * - a key with no `}` becomes its own hash tag: `{lock:orders}` (a stray `{` inside is harmless:
- *   the tag runs from the first `{` to the next `}`, which is the closing one added here);
- * - a key with a stray `}` and no tag (`lock:a}b`, `lock:{}x`) gets a short library tag of the same
- *   slot in front: `{~3f}lock:a}b`.
+ * - a key with no brace gets itself as a hash tag: `lock:orders{lock:orders}`;
+ * - a key with a `}` but no `{` gets a short library tag of the same slot: `lock:a}b{~3f}`;
+ * - a key with a `{` that opens no tag (`lock:a{b`, `lock:{}x`) would capture any tag appended
+ *   to it, so the library tag goes in front: `{~3f}lock:a{b`.
  *
  * @example
- * clusterStemOf('lock:orders'); // '{lock:orders}': '{lock:orders}:permit:0' is in the slot of 'lock:orders'
+ * clusterStemOf('lock:orders'); // 'lock:orders{lock:orders}': '…:permit:0' is in the slot of 'lock:orders'
  */
 export function clusterStemOf(key: string): string {
   if (hasHashTag(key)) return key;
-  if (!key.includes('}')) return `{${key}}`;
+  if (!key.includes('{')) return key.includes('}') ? `${key}{${tagFor(clusterSlotOf(key))}}` : `${key}{${key}}`;
   return `{${tagFor(clusterSlotOf(key))}}${key}`;
 }
 
@@ -47,7 +49,7 @@ export function clusterStemOf(key: string): string {
  * used), `clusterStemOf(key) + suffix` on a cluster node (the lock key's slot). See docs/cluster.md.
  *
  * @example
- * companionKeyOf(master, 'lock:orders', ':limit'); // 'lock:orders:limit', or '{lock:orders}:limit' on a cluster
+ * companionKeyOf(master, 'lock:orders', ':limit'); // 'lock:orders:limit'; on a cluster 'lock:orders{lock:orders}:limit'
  */
 export function companionKeyOf(master: Pick<Master, 'cluster'>, key: string, suffix: string): string {
   return (master.cluster ? clusterStemOf(key) : key) + suffix;

@@ -247,7 +247,8 @@ export const ticketed: AcquireRoundKind = {
       t.id,
     );
     if (!m.cluster || !r.counters || !Array.isArray(reply) || reply[0] !== 1) return reply;
-    return [1, Number((await m.client.get(r.counters[0])) ?? 0)];
+    const [, , ...rest] = reply as unknown[];
+    return [1, Number((await m.client.get(r.counters[0])) ?? 0), ...rest];
   },
   isGranted: (reply) => Array.isArray(reply) && reply[0] === 1,
   highestCounter: (reply) => (Array.isArray(reply) && reply[0] === 1 ? Number(reply[1]) : 0),

@@ -448,6 +448,15 @@ export function resolveRetryOptions(
 export function resolveOptions(options: RedlockOptions): ResolvedRedlockOptions {
   if (options === null || typeof options !== 'object')
     refuse('options', 'must be an object with at least `nodes`', options);
+  for (const key of Object.keys(options)) {
+    if (!(key in REDLOCK_OPTIONS) && key !== 'isGlobal') {
+      const near = closestOption(key);
+      throw new RedlockConfigError(
+        key,
+        `\`${key}\` is not an option${near ? `; did you mean \`${near}\`?` : ''} (the options: ${Object.keys(REDLOCK_OPTIONS).join(', ')}).`,
+      );
+    }
+  }
   const resolved: Record<string, unknown> = {};
   for (const [key, spec] of Object.entries(REDLOCK_OPTIONS) as [keyof ResolvedRedlockOptions, OptionSpec<unknown>][]) {
     const value = options[key];
@@ -479,4 +488,26 @@ export function resolveOptions(options: RedlockOptions): ResolvedRedlockOptions 
   result.retryJitter = retry.retryJitter;
   if (derivedJitter.has(retry)) derivedJitter.add(result);
   return result;
+}
+
+/** The option whose name is within two edits of `key` (a typo such as `tll` or `retryCont`), if any. */
+function closestOption(key: string): string | undefined {
+  let best: string | undefined;
+  let bestDistance = 3;
+  for (const name of Object.keys(REDLOCK_OPTIONS)) {
+    const d = editDistance(key.toLowerCase(), name.toLowerCase());
+    if (d < bestDistance) [best, bestDistance] = [name, d];
+  }
+  return best;
+}
+
+function editDistance(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++)
+      next[j] = Math.min(row[j] + 1, next[j - 1] + 1, row[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    row = next;
+  }
+  return row[b.length];
 }

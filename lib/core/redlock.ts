@@ -246,7 +246,7 @@ export class Redlock {
    * console.log(view.held ? `held, ${view.validity} ms left` : 'free');
    */
   inspect(resource: string): Promise<LockInspection> {
-    const [name] = this.checkResources(resource);
+    const [name] = checkResources(resource, 'resource');
     const { keyPrefix, fencingPrefix, fencing, commandTimeout, driftFactor } = this.options;
     const read = (): Promise<LockInspection> =>
       inspectResource(
@@ -594,7 +594,7 @@ export class Redlock {
       throw new LockKeyError(
         `\`resource\` must be a non-empty string; got ${Array.isArray(resource) ? 'an array' : typeof resource}.`,
       );
-    const [name] = this.checkResources(resource);
+    const [name] = checkResources(resource, 'resource');
     const settings = resolveLeadOptions(this.options, options);
     if (this.#closing.signal.aborted) throw new RedlockClosedError();
     const leadership = Leadership.create(this, name, settings);

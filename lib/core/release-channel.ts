@@ -18,7 +18,7 @@ export function releaseChannelOf(key: string): string {
  * needs (the release script publishes from that slot). See docs/cluster.md.
  *
  * @example
- * releaseChannelFor(clusterNode, 'lock:orders'); // '__quorum-lock__:{lock:orders}'
+ * releaseChannelFor(clusterNode, 'lock:orders'); // '__quorum-lock__:lock:orders{lock:orders}'
  */
 export function releaseChannelFor(master: Pick<Master, 'cluster'>, key: string): string {
   return master.cluster ? releaseChannelOf(clusterStemOf(key)) : releaseChannelOf(key);

@@ -22,15 +22,15 @@ export function isWellFormed(name: string): boolean {
 }
 
 /**
- * Checks the resource argument of `acquire`, `tryAcquire`, `using`, `lead` and `inspect`, and
- * returns the names without duplicates. Refuses an empty list or name and a name that is not
+ * Checks the resource argument of `acquire`, `tryAcquire`, `using`, `lead` and `inspect` (named
+ * `argument` in messages), and returns the names without duplicates. Refuses an empty list or name and a name that is not
  * well-formed Unicode with `LockKeyError` (a lone surrogate becomes U+FFFD on its way to Redis, so
  * two such names would share one key), and more than `MAX_RESOURCES` names with `RedlockConfigError`.
  */
-export function checkResources(resources: string | readonly string[]): string[] {
+export function checkResources(resources: string | readonly string[], argument = 'resources'): string[] {
   const list = typeof resources === 'string' ? [resources] : resources;
   if (!Array.isArray(list) || list.length === 0) {
-    throw new LockKeyError('`resources` must be a non-empty resource name or a non-empty array of them.');
+    throw new LockKeyError(`\`${argument}\` must be a non-empty resource name or a non-empty array of them.`);
   }
   if (list.length > MAX_RESOURCES) {
     throw new RedlockConfigError(
@@ -40,7 +40,7 @@ export function checkResources(resources: string | readonly string[]): string[] 
   }
   for (let i = 0; i < list.length; i++) {
     const r: unknown = list[i];
-    const at = `\`resources${typeof resources === 'string' ? '' : `[${i}]`}\``;
+    const at = `\`${argument}${typeof resources === 'string' ? '' : `[${i}]`}\``;
     if (typeof r !== 'string' || r.length === 0) {
       throw new LockKeyError(`${at} must be a non-empty string; got ${r === '' ? 'an empty string' : typeof r}.`);
     }

@@ -1,3 +1,5 @@
+import type { MasterState } from '../core/master-monitor.js';
+
 /**
  * One master in the health details of `RedlockHealthIndicator`.
  *
@@ -24,17 +26,11 @@ export interface MasterHealth {
   readonly lastError?: string;
 }
 
-/** The per-master state API of `Redlock` (`refreshMasterStates()` asks the masters afresh). */
-interface MasterStateLike {
-  readonly label: string;
-  readonly connected: boolean;
-  readonly trusted: boolean;
-  readonly distrustedFor: number;
-  readonly distrust?: string;
-  readonly roundTripMs?: number;
-  readonly maxmemoryPolicy?: string;
-  readonly lastError?: string;
-}
+/** The per-master state of `Redlock` that the health details show (`refreshMasterStates()` asks the masters afresh). */
+type MasterStateLike = Pick<
+  MasterState,
+  'label' | 'connected' | 'trusted' | 'distrustedFor' | 'distrust' | 'roundTripMs' | 'maxmemoryPolicy' | 'lastError'
+>;
 
 interface HealthSource {
   readonly masters: readonly string[];

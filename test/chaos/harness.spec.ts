@@ -7,6 +7,8 @@ import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.
 import { checkPhase } from '../../chaos/checker.js';
 import { Inspector } from '../../chaos/nemesis.js';
 import type { PhaseResult } from '../../chaos/phase.js';
+import type { MasterEvent } from '../../chaos/history.js';
+import type { SectionRecord } from '../../chaos/types.js';
 
 describe('the key scan', () => {
   let masters: RedisMasters;
@@ -73,5 +75,154 @@ describe('a failed liveness probe', () => {
     const check = checkPhase(base(stalls));
     expect(check.problems).toEqual([]);
     expect(check.liveness.starved).toBe(1);
+  });
+});
+
+describe('a grant the history shows on fewer than a quorum of masters', () => {
+  const section: SectionRecord = {
+    id: 'c1:1',
+    phase: 'u2',
+    client: 'c1',
+    via: 'using',
+    resource: 'u2:cold:1',
+    hot: false,
+    value: 'v1',
+    fenced: false,
+    requestedAt: 1_000,
+    start: 1_020,
+    end: 1_030,
+    extensions: [],
+    deadline: 1_900,
+    stoppedEarly: false,
+    checkedAt: 1_025,
+    abortedAtCheck: false,
+    commit: 'skipped',
+    pausedBeforeWrite: false,
+    outcome: 'ok',
+    settledAt: 1_040,
+  };
+  const result = (events: MasterEvent[]): PhaseResult => ({
+    phase: 'u2',
+    spec: { id: 'u2', fault: 'kill-restart', guard: false, fencing: true, seconds: 1, title: 'kill-restart' },
+    sections: [section],
+    failures: [],
+    probes: [],
+    bands: [],
+    pauses: [],
+    keysLeft: [],
+    registerLogs: new Map(),
+    startedAt: 0,
+    endedAt: 5_000,
+    masterEvents: [
+      { t: 1_005, m: 0, kind: 'cmd', args: ['set', 'lock:u2:cold:1', 'v1', 'PX', '1000', 'NX'], lua: false },
+      { t: 1_035, m: 0, kind: 'cmd', args: ['del', 'lock:u2:cold:1'], lua: true, sv: 'v1' },
+      ...events,
+    ],
+    clientCycles: { c1: 1 },
+    stalls: [],
+    bound: 2_000,
+    runFrom: 0,
+    runTo: 5_000,
+    cycles: 1,
+    masterCount: 5,
+    ttl: 1_000,
+    commandTimeout: 200,
+  });
+  const checks = (r: PhaseResult) => checkPhase(r).problems.map((p) => p.check);
+
+  it('fails the run when every master was recorded throughout', () => {
+    expect(checks(result([]))).toContain('grant without a majority');
+  });
+
+  it('is unverifiable, not failed, when the missing votes are masters killed -9 while the attempt ran (their last MONITOR lines die with them)', () => {
+    const killed: MasterEvent[] = [1, 2].flatMap((m) => [
+      { t: 1_010, m, kind: 'wipe' as const },
+      { t: 1_200, m, kind: 'attached' as const },
+    ]);
+    const check = checkPhase(result(killed));
+    expect(check.problems.map((p) => p.check)).not.toContain('grant without a majority');
+    expect(check.oracle.noMajorityUnverifiable).toBe(1);
+  });
+
+  it('still fails when the masters were killed and recorded again before the attempt began', () => {
+    const earlier: MasterEvent[] = [1, 2].flatMap((m) => [
+      { t: 500, m, kind: 'wipe' as const },
+      { t: 700, m, kind: 'attached' as const },
+    ]);
+    expect(checks(result(earlier))).toContain('grant without a majority');
+  });
+});
+
+describe('the handoff as the masters record it', () => {
+  const key = 'lock:u3:cold:1';
+  const held = (value: string, start: number): SectionRecord => ({
+    id: 'c1:1',
+    phase: 'u3',
+    client: 'c1',
+    via: 'using',
+    resource: 'u3:cold:1',
+    hot: false,
+    value,
+    fenced: false,
+    requestedAt: 0,
+    start,
+    end: start + 10,
+    extensions: [],
+    deadline: start + 900,
+    stoppedEarly: false,
+    checkedAt: start + 5,
+    abortedAtCheck: false,
+    commit: 'skipped',
+    pausedBeforeWrite: false,
+    outcome: 'ok',
+    settledAt: start + 20,
+  });
+  const run = (sections: SectionRecord[], masterEvents: MasterEvent[]): string[] =>
+    checkPhase({
+      phase: 'u3',
+      spec: { id: 'u3', fault: 'none', guard: true, fencing: true, seconds: 1, title: 'none' },
+      sections,
+      failures: [],
+      probes: [],
+      bands: [],
+      pauses: [],
+      keysLeft: [],
+      registerLogs: new Map(),
+      startedAt: 0,
+      endedAt: 5_000,
+      masterEvents,
+      clientCycles: { c1: sections.length },
+      stalls: [],
+      bound: 2_000,
+      runFrom: 0,
+      runTo: 5_000,
+      cycles: sections.length,
+      masterCount: 5,
+      ttl: 1_000,
+      commandTimeout: 200,
+    }).problems.map((p) => p.check);
+  const onAll = (f: (m: number) => MasterEvent[]) => [0, 1, 2, 3, 4].flatMap(f);
+
+  it("bounds a handed-over grant from the releaser's writes, not from the waiter's earlier ticket scripts", () => {
+    const events = onAll((m) => [
+      // the waiter's ticket script (its value is ARGV[1]) touches the queue long before the handover
+      { t: 10, m, kind: 'cmd', args: ['pexpire', `${key}:handoff:queue`, '680'], lua: true, sv: 'waiter' },
+      { t: 1_000, m, kind: 'cmd', args: ['set', key, 'holder', 'PX', '1000', 'NX'], lua: false },
+      // the holder's release hands the key to the waiter's value
+      { t: 1_500, m, kind: 'cmd', args: ['del', key], lua: true, sv: 'holder' },
+      { t: 1_500, m, kind: 'cmd', args: ['set', key, 'waiter', 'PX', '1000'], lua: true, sv: 'holder' },
+      { t: 1_530, m, kind: 'cmd', args: ['del', key], lua: true, sv: 'waiter' },
+    ]);
+    expect(run([held('waiter', 1_505)], events)).toEqual([]);
+  });
+
+  it("takes a withdrawal's queue entry (`ticket ttl value`) as acting for that value, and any other script as foreign", () => {
+    const set: MasterEvent[] = onAll((m) => [
+      { t: 100, m, kind: 'cmd', args: ['set', key, 'mine', 'PX', '1000', 'NX'], lua: false },
+    ]);
+    const del = (sv: string): MasterEvent[] => [{ t: 200, m: 0, kind: 'cmd', args: ['del', key], lua: true, sv }];
+    const section = { ...held('mine', 105), end: 150, settledAt: 160 };
+    expect(run([section], [...set, ...del('t1 1000 mine')])).toEqual([]);
+    expect(run([section], [...set, ...del('t1 1000 other')])).toContain("release or extend of another holder's key");
   });
 });

@@ -204,6 +204,7 @@ describe('leadership (3 masters)', () => {
       expect((error as RedlockConfigError).option).toBe(option);
     }
     expect(() => redlock.lead('')).toThrow(LockKeyError);
+    expect(() => redlock.lead('')).toThrow('`resource` must be a non-empty string'); // its argument's name
     expect(() => redlock.lead(['a', 'b'] as never)).toThrow(LockKeyError);
     expect(await valuesOn(set.clients, 'lock:refused')).toEqual([null, null, null]);
   });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { LockKeyError } from '../../lib/index.js';
 import { resourceName, useMasters } from '../support/index.js';
 
 describe('Redlock.inspect()', () => {
@@ -79,5 +80,11 @@ describe('Redlock.inspect()', () => {
       set.masters[2].resume();
     }
     await lock.release();
+  });
+
+  it('refuses an empty resource with LockKeyError naming its argument, `resource`', async () => {
+    const redlock = await set.redlock();
+    expect(() => redlock.inspect('')).toThrow(LockKeyError);
+    expect(() => redlock.inspect('')).toThrow('`resource` must be a non-empty string');
   });
 });

@@ -7,24 +7,24 @@
 import type { Redlock } from '../../lib/index.js';
 import type { RedlockTestingService } from '../../lib/testing/index.js';
 
-export function real(redlock: Redlock): void {
-  const waited: Promise<number> = redlock.using('r', 1_000, () => 1);
-  const waitedToo: Promise<number> = redlock.using('r', 1_000, () => 1, { onBusy: 'wait' });
-  const skipped: Promise<number | undefined> = redlock.using('r', 1_000, () => 1, { onBusy: 'skip' });
+export function sameUsing(real: Redlock, standIn: RedlockTestingService, onBusy: 'wait' | 'skip'): void {
+  const fn = (): number => 1;
+  const waited: Promise<number>[] = [real.using('r', 1_000, fn), standIn.using('r', 1_000, fn)];
+  const waitedToo: Promise<number>[] = [
+    real.using('r', 1_000, fn, { onBusy: 'wait' }),
+    standIn.using('r', 1_000, fn, { onBusy: 'wait' }),
+  ];
+  const skipped: Promise<number | undefined>[] = [
+    real.using('r', 1_000, fn, { onBusy: 'skip' }),
+    standIn.using('r', 1_000, fn, { onBusy: 'skip' }),
+  ];
   // @ts-expect-error `onBusy: 'skip'` may resolve to undefined
-  const notSkipped: Promise<number> = redlock.using('r', 1_000, () => 1, { onBusy: 'skip' });
-  const either = (onBusy: 'wait' | 'skip'): Promise<number | undefined> =>
-    redlock.using('r', 1_000, () => 1, { onBusy });
-  void [waited, waitedToo, skipped, notSkipped, either];
-}
-
-export function standIn(redlock: RedlockTestingService): void {
-  const waited: Promise<number> = redlock.using('r', 1_000, () => 1);
-  const waitedToo: Promise<number> = redlock.using('r', 1_000, () => 1, { onBusy: 'wait' });
-  const skipped: Promise<number | undefined> = redlock.using('r', 1_000, () => 1, { onBusy: 'skip' });
-  // @ts-expect-error `onBusy: 'skip'` may resolve to undefined
-  const notSkipped: Promise<number> = redlock.using('r', 1_000, () => 1, { onBusy: 'skip' });
-  const either = (onBusy: 'wait' | 'skip'): Promise<number | undefined> =>
-    redlock.using('r', 1_000, () => 1, { onBusy });
-  void [waited, waitedToo, skipped, notSkipped, either];
+  const notSkipped: Promise<number> = real.using('r', 1_000, fn, { onBusy: 'skip' });
+  // @ts-expect-error the same for the stand-in
+  const notSkippedToo: Promise<number> = standIn.using('r', 1_000, fn, { onBusy: 'skip' });
+  const either: Promise<number | undefined>[] = [
+    real.using('r', 1_000, fn, { onBusy }),
+    standIn.using('r', 1_000, fn, { onBusy }),
+  ];
+  void [waited, waitedToo, skipped, notSkipped, notSkippedToo, either];
 }

@@ -89,6 +89,21 @@ describe('resolveOptions', () => {
     expectRefused({ nodes: value }, 'nodes');
   });
 
+  it('refuses an option it does not know (a typo would otherwise be ignored), naming it and the closest option', () => {
+    expectRefused({ nodes, tll: 5_000 }, 'tll');
+    expect(refusal(() => resolveOptions({ nodes, tll: 5_000 } as RedlockOptions)).message).toContain(
+      'did you mean `ttl`?',
+    );
+    expect(refusal(() => resolveOptions({ nodes, retryCont: 3 } as RedlockOptions)).message).toContain(
+      'did you mean `retryCount`?',
+    );
+    expect(refusal(() => resolveOptions({ nodes, redisUrl: 'x' } as RedlockOptions)).message).not.toContain(
+      'did you mean',
+    );
+    // isGlobal goes with the module's options; a factory may return it beside them
+    expect(() => resolveOptions({ nodes, isGlobal: true } as RedlockOptions)).not.toThrow();
+  });
+
   it('refuses a non-string keyPrefix', () => {
     expectRefused({ nodes, keyPrefix: 5 }, 'keyPrefix');
   });
