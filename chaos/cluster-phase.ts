@@ -152,6 +152,8 @@ async function runPass(clusters: RedisClusters, guard: boolean, seconds: number,
   const pass = `${guard ? 'guarded' : 'control'}-${process.pid}`;
   const resources = Array.from({ length: HOT }, (_, i) => `chaos-cluster:${pass}:${i}`);
   const holdings: Holding[] = [];
+  /** Resources in a long hold now: the nemesis strikes one of them, when any, so that each failover can betray a holder. */
+  const longHeld = new Set<string>();
   let gaveUp = 0;
   const end = performance.now() + seconds * 1_000;
   const workers = contenders.flatMap((redlock, client) =>
@@ -167,8 +169,10 @@ async function runPass(clusters: RedisClusters, guard: boolean, seconds: number,
         }
         const start = performance.now();
         const validUntil = start + lock.validity;
-        const hold = Math.random() < LONG_SHARE ? TTL * (0.5 + Math.random() * 0.4) : 5 + Math.random() * 35;
-        await sleep(hold);
+        const long = Math.random() < LONG_SHARE;
+        if (long) longHeld.add(resource);
+        await sleep(long ? TTL * (0.5 + Math.random() * 0.4) : 5 + Math.random() * 35);
+        if (long) longHeld.delete(resource);
         holdings.push({
           resource,
           client,
@@ -187,7 +191,9 @@ async function runPass(clusters: RedisClusters, guard: boolean, seconds: number,
       // Past the guard's distrust of the last pair (TTL plus drift), so that the guarded pass has
       // trusted quorums between failovers, as the control pass does.
       await sleep(TTL + 500 + Math.random() * 1_000);
-      const key = `lock:${resources[round % HOT]}`;
+      const waitUntil = performance.now() + TTL;
+      while (longHeld.size === 0 && performance.now() < waitUntil) await sleep(20);
+      const key = `lock:${[...longHeld][0] ?? resources[round % HOT]}`;
       const pair = [round % 3, (round + 1) % 3].map((c) => clusters.clusters[c]);
       const t = performance.now();
       if (await failOver(pair, key)) failovers++;
@@ -263,7 +269,7 @@ export function renderCluster(result: ClusterPhaseResult, command: string): stri
   return [
     '## Cluster failovers (three 3-shard clusters with replicas as the nodes)',
     '',
-    `\`${command}\`. Each failover SIGKILLs the primary serving a hot key on two of the three clusters, waits for the replicas' promotion, deletes the key on the promoted replicas (a write that asynchronous replication lost), restarts the killed nodes as replicas and waits for their sync. TTL ${TTL} ms, ${CONTENDERS} contenders × ${WORKERS} workers on ${HOT} hot keys, ${Math.round(LONG_SHARE * 100)} % of holds for 50–90 % of the TTL, fencing on.`,
+    `\`${command}\`. Each failover SIGKILLs the primary serving a hot key (one in a long hold, when any) on two of the three clusters, waits for the replicas' promotion, deletes the key on the promoted replicas (a write that asynchronous replication lost), restarts the killed nodes as replicas and waits for their sync. TTL ${TTL} ms, ${CONTENDERS} contenders × ${WORKERS} workers on ${HOT} hot keys, ${Math.round(LONG_SHARE * 100)} % of holds for 50–90 % of the TTL, fencing on.`,
     '',
     '| restart guard | seconds | holdings | double failovers | violations | token inversions | acquisitions given up |',
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',

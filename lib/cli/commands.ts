@@ -186,6 +186,7 @@ export async function runCli(argv: readonly string[], out: Output, err: Output =
       .split(',')
       .filter(Boolean)
       .map((url) => openNode(url.trim(), timeout));
+    if (nodes.length === 0) throw new UsageError(`--nodes lists no master: ${JSON.stringify(values.nodes)}`);
     const errors = await connectAll(nodes);
     const quorum = quorumOf(nodes.length);
     const reachable = errors.filter((e) => e === undefined).length;

@@ -261,5 +261,8 @@ describe('the nestjs-quorum-lock command-line inspector (built bin, real masters
     expect(res.code).toBe(2);
     expect(res.stderr).toContain('--nodes is required');
     expect((await cli('frobnicate', '--nodes', set.urls[0])).stderr).toContain('unknown command');
+    const none = await cli('masters', '--nodes', ',');
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain('--nodes lists no master');
   });
 });
