@@ -283,6 +283,32 @@ export function analyseHistory(events: readonly MasterEvent[], masterCount: numb
     if (e.kind === 'evicted')
       pendingEvictions.set(`${e.m} ${e.key}`, [...(pendingEvictions.get(`${e.m} ${e.key}`) ?? []), e]);
   const consumed = new Set<MasterEvent>();
+  const refusedNx = new Map<string, { t: number; value: string; px: number }[]>();
+  /**
+   * A script acting for a value the model has not on this key (scripts compare before they act, so
+   * the key held that value): if a SET NX of that value was taken as refused, and the key was evicted
+   * on that master since the kept holder's write, the kept holder had been evicted and that SET NX
+   * succeeded. Returns the corrected state.
+   */
+  const provenNx = (e: MasterEvent & { kind: 'cmd' }, key: string, cur: { h: Holding; expiresAt: number }) => {
+    const nx = (refusedNx.get(`${e.m} ${key}`) ?? []).findLast(
+      (r) => r.t >= cur.h.from && r.t <= e.t && carries(e, r.value),
+    );
+    if (!nx) return cur;
+    // The eviction is proven by a notice for this key since the kept holder's write (its notice may
+    // have been taken early by another write: notices carry no value).
+    const notices = (pendingEvictions.get(`${e.m} ${key}`) ?? []).filter((x) => x.t >= cur.h.from && x.t <= e.t + 250);
+    if (notices.length === 0) return cur;
+    const unused = notices.find((x) => !consumed.has(x));
+    if (unused) consumed.add(unused);
+    const old = close(e.m, key, nx.t, 'evicted');
+    if (old) pendingRemovals.push({ r: { t: nx.t, m: e.m, key, value: old.value, cause: 'evicted' } });
+    const h: Holding = { key, value: nx.value, m: e.m, from: nx.t, to: Infinity, end: 'open', renewals: [] };
+    const next = { h, expiresAt: nx.t + nx.px };
+    state[e.m].set(key, next);
+    byValue.set(nx.value, [...(byValue.get(nx.value) ?? []), h]);
+    return next.expiresAt > e.t ? next : undefined;
+  };
   const evictEarly = (m: number, key: string, t: number) => {
     const next = pendingEvictions.get(`${m} ${key}`)?.find((x) => !consumed.has(x) && x.t >= t && x.t <= t + 250);
     if (!next) return;
@@ -321,11 +347,17 @@ export function analyseHistory(events: readonly MasterEvent[], masterCount: numb
       const pxAt = upper.indexOf('PX');
       const px = pxAt >= 0 ? Number(rest[pxAt + 1]) : Infinity;
       let cur = live(e.m, key, e.t);
-      if (cur && cur.h.value !== value) {
+      // Only a write that certainly ran takes a late eviction notice early: a script's SET (it runs on
+      // a free key only) or a plain SET. MONITOR logs a client's SET NX whether it succeeded or not;
+      // one that found the key held is kept aside, and a later script carrying its value proves it.
+      if (cur && cur.h.value !== value && (e.lua || !nx)) {
         evictEarly(e.m, key, e.t);
         cur = live(e.m, key, e.t);
       }
-      if (nx && cur) continue; // SET NX refused: the key is held
+      if (nx && cur) {
+        refusedNx.set(`${e.m} ${key}`, [...(refusedNx.get(`${e.m} ${key}`) ?? []), { t: e.t, value, px }]);
+        continue; // SET NX refused: the key is held
+      }
       if (value.startsWith(RESERVED_PREFIX)) {
         // A handoff reservation (lib/core/handoff.ts) holds the key for the first waiter; it is no
         // holder. Written by a release script over the releasing holder's own value, it ends that
@@ -349,7 +381,8 @@ export function analyseHistory(events: readonly MasterEvent[], masterCount: numb
       byValue.set(value, [...(byValue.get(value) ?? []), h]);
     } else if (op === 'pexpire') {
       const [key, ms] = rest;
-      const cur = live(e.m, key, e.t);
+      let cur = live(e.m, key, e.t);
+      if (cur && e.lua && !carries(e, cur.h.value)) cur = provenNx(e, key, cur);
       if (!cur) continue;
       if (e.sv !== undefined && !carries(e, cur.h.value))
         foreignWrites.push({ t: e.t, m: e.m, key, value: cur.h.value, scriptValue: e.sv, op: 'pexpire' });
@@ -357,7 +390,8 @@ export function analyseHistory(events: readonly MasterEvent[], masterCount: numb
       cur.h.renewals.push(e.t);
     } else if (op === 'del') {
       for (const key of rest) {
-        const cur = live(e.m, key, e.t);
+        let cur = live(e.m, key, e.t);
+        if (cur && e.lua && !carries(e, cur.h.value)) cur = provenNx(e, key, cur);
         if (!cur) continue;
         const foreign = e.lua && e.sv !== undefined && !carries(e, cur.h.value);
         if (foreign) foreignWrites.push({ t: e.t, m: e.m, key, value: cur.h.value, scriptValue: e.sv!, op: 'del' });

@@ -237,3 +237,54 @@ describe('the handoff as the masters record it', () => {
     expect(run([section], [...set, ...del('t1 1000 other')])).toContain("release or extend of another holder's key");
   });
 });
+
+describe('evictions as the masters record them (notices come late, by pub/sub)', () => {
+  const key = 'lock:u4:cold:1';
+  const foreign = (masterEvents: MasterEvent[]): number =>
+    checkPhase({
+      phase: 'u4',
+      spec: { id: 'u4', fault: 'evicting-master', guard: true, fencing: true, seconds: 1, title: 'evicting-master' },
+      sections: [],
+      failures: [],
+      probes: [],
+      bands: [],
+      pauses: [],
+      keysLeft: [],
+      registerLogs: new Map(),
+      startedAt: 0,
+      endedAt: 5_000,
+      masterEvents,
+      clientCycles: {},
+      stalls: [],
+      bound: 2_000,
+      runFrom: 0,
+      runTo: 5_000,
+      cycles: 0,
+      masterCount: 5,
+      ttl: 1_000,
+      commandTimeout: 200,
+    }).oracle.foreignWrites;
+  const set = (t: number, value: string, lua: boolean): MasterEvent =>
+    lua
+      ? { t, m: 0, kind: 'cmd', args: ['set', key, value, 'PX', '1000'], lua, sv: value }
+      : { t, m: 0, kind: 'cmd', args: ['set', key, value, 'PX', '1000', 'NX'], lua };
+  const del = (t: number, value: string): MasterEvent => ({
+    t,
+    m: 0,
+    kind: 'cmd',
+    args: ['del', key],
+    lua: true,
+    sv: value,
+  });
+  const evicted = (t: number): MasterEvent => ({ t, m: 0, kind: 'evicted', key });
+
+  it("does not give a later holder's eviction notice to a client's SET NX that may have failed", () => {
+    expect(foreign([set(0, 'a', false), set(30, 'b', false), del(90, 'a'), set(150, 'c', true), evicted(230)])).toBe(0);
+  });
+
+  it('lets a script carrying a value prove the SET NX the model had refused, when the key was evicted since', () => {
+    const events = [set(0, 'f', true), set(500, 'p', true), evicted(513), set(1_100, 'c', false), del(1_120, 'c')];
+    expect(foreign(events)).toBe(0);
+    expect(foreign(events.filter((e) => e.kind !== 'evicted'))).toBe(1);
+  });
+});
