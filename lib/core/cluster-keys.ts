@@ -54,3 +54,23 @@ export function clusterStemOf(key: string): string {
 export function companionKeyOf(master: Pick<Master, 'cluster'>, key: string, suffix: string): string {
   return (master.cluster ? clusterStemOf(key) : key) + suffix;
 }
+
+/**
+ * The lock key whose cluster stem is `stem` (the inverse of {@link clusterStemOf}), or undefined when
+ * `stem` is no lock key's stem. Lets a reader of a cluster's keys (the CLI's `inspect`) map a
+ * companion key such as `lock:orders{lock:orders}:limit` back to its lock, `lock:orders`.
+ *
+ * @example
+ * lockKeyOfClusterStem('lock:orders{lock:orders}'); // 'lock:orders'
+ */
+export function lockKeyOfClusterStem(stem: string): string | undefined {
+  const candidates = [stem];
+  const open = stem.lastIndexOf('{');
+  if (stem.endsWith('}') && open >= 0) candidates.push(stem.slice(0, open));
+  if (stem.startsWith('{~') && stem.indexOf('}') > 0) candidates.push(stem.slice(stem.indexOf('}') + 1));
+  // The stripped reading first: `lock:orders{lock:orders}` is also its own stem (it has a hash tag).
+  return candidates
+    .filter((key) => key !== stem)
+    .concat(stem)
+    .find((key) => clusterStemOf(key) === stem);
+}
