@@ -3,6 +3,7 @@ import { execFile } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { Cluster } from 'ioredis';
 import { Redlock } from '../../lib/index.js';
 import { clusterSlotOf } from '../../lib/core/cluster-slot.js';
 import { clusterStemOf, lockKeyOfClusterStem } from '../../lib/core/cluster-keys.js';
@@ -120,6 +121,22 @@ describe('the command-line inspector on Redis Cluster nodes (built bin, real loc
     }
   }, 60_000);
 
+  it('inspect: finds keys that only one cluster holds, on each of its shards (SCAN on every primary)', async () => {
+    const [a] = clusters.clusters;
+    const strays = acrossShards(a, 'cl-stray');
+    const writer = new Cluster(a.startupNodes);
+    try {
+      for (const r of strays) await writer.set(`lock:${r}`, 'stray-holder', 'PX', 30_000);
+      const table = await cli('inspect', '--nodes', nodes(), 'cl-stray*');
+      expect(table.code).toBe(0);
+      const lines = table.stdout.split('\n');
+      for (const r of strays) expect(lines.find((l) => l.startsWith(`${r} `))).toMatch(/\bminority\s+1\/3\s+/);
+    } finally {
+      await Promise.all(strays.map((r) => writer.del(`lock:${r}`)));
+      writer.disconnect();
+    }
+  }, 60_000);
+
   it('masters: one row per cluster (every shard a primary, its youngest uptime), duplicates and quorum decide the exit code', async () => {
     const [a, b] = clusters.clusters;
     const label = (c: RedisCluster): string => `cluster:${c.startupNodes[0].host}:${c.startupNodes[0].port}`;
@@ -148,6 +165,13 @@ describe('the command-line inspector on Redis Cluster nodes (built bin, real loc
     expect(twice.code).toBe(1);
     expect(twice.stdout).toContain(`same server as ${label(a)}`);
     expect(twice.stdout).toContain('1 of 3 count for locks');
+
+    // One of its shard primaries given as a plain master is one of its servers: no second vote.
+    const shard = `redis://${a.startupNodes[1].host}:${a.startupNodes[1].port}`;
+    const overlap = await cli('masters', '--nodes', [spec(a), shard, spec(b)].join(','), '--ttl', '1');
+    expect(overlap.code).toBe(0);
+    expect(overlap.stdout).toContain(`${a.startupNodes[1].host}:${a.startupNodes[1].port}: same server as ${label(a)}`);
+    expect(overlap.stdout).toContain('2 of 3 count for locks');
 
     // A cluster nobody answers for is down; below a quorum the exit code is 1.
     const down = await cli(
