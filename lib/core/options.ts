@@ -395,6 +395,8 @@ export function checkCallOptions(
 ): void {
   if (options === undefined) return;
   if (options === null || typeof options !== 'object') refuse('options', 'must be an object', options);
+  for (const key of Object.keys(options))
+    if (!CALL_OPTIONS.includes(key)) refuseUnknown(key, CALL_OPTIONS, 'a per-call option');
   if (options.signal !== undefined && !(options.signal instanceof AbortSignal))
     refuse('signal', 'must be an AbortSignal', options.signal);
   for (const key of ['autoExtend', 'fencing'] as const) {
@@ -448,15 +450,8 @@ export function resolveRetryOptions(
 export function resolveOptions(options: RedlockOptions): ResolvedRedlockOptions {
   if (options === null || typeof options !== 'object')
     refuse('options', 'must be an object with at least `nodes`', options);
-  for (const key of Object.keys(options)) {
-    if (!(key in REDLOCK_OPTIONS) && key !== 'isGlobal') {
-      const near = closestOption(key);
-      throw new RedlockConfigError(
-        key,
-        `\`${key}\` is not an option${near ? `; did you mean \`${near}\`?` : ''} (the options: ${Object.keys(REDLOCK_OPTIONS).join(', ')}).`,
-      );
-    }
-  }
+  for (const key of Object.keys(options))
+    if (!(key in REDLOCK_OPTIONS) && key !== 'isGlobal') refuseUnknown(key, Object.keys(REDLOCK_OPTIONS), 'an option');
   const resolved: Record<string, unknown> = {};
   for (const [key, spec] of Object.entries(REDLOCK_OPTIONS) as [keyof ResolvedRedlockOptions, OptionSpec<unknown>][]) {
     const value = options[key];
@@ -490,15 +485,35 @@ export function resolveOptions(options: RedlockOptions): ResolvedRedlockOptions 
   return result;
 }
 
-/** The option whose name is within two edits of `key` (a typo such as `tll` or `retryCont`), if any. */
-function closestOption(key: string): string | undefined {
-  let best: string | undefined;
-  let bestDistance = 3;
-  for (const name of Object.keys(REDLOCK_OPTIONS)) {
+/**
+ * The per-call options of `acquire`, `tryAcquire`, `using`, `lead`, `@Locked` and `@LeaderOnly`
+ * together (`ttl` reaches `using()` from `@Locked`); a key outside them is a typo or a module option.
+ */
+const CALL_OPTIONS: readonly string[] = [
+  'signal',
+  'autoExtend',
+  'fencing',
+  'ttl',
+  ...RETRY_KEYS,
+  'mode',
+  'limit',
+  'onBusy',
+  'minHold',
+  'maxHold',
+];
+
+/** Refuses `key`, naming the closest of `names` within two edits (a typo such as `tll`), if any. */
+function refuseUnknown(key: string, names: readonly string[], what: string): never {
+  let near: string | undefined;
+  let nearest = 3;
+  for (const name of names) {
     const d = editDistance(key.toLowerCase(), name.toLowerCase());
-    if (d < bestDistance) [best, bestDistance] = [name, d];
+    if (d < nearest) [near, nearest] = [name, d];
   }
-  return best;
+  throw new RedlockConfigError(
+    key,
+    `\`${key}\` is not ${what}${near ? `; did you mean \`${near}\`?` : ''} (the options: ${names.join(', ')}).`,
+  );
 }
 
 function editDistance(a: string, b: string): number {

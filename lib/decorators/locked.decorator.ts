@@ -131,7 +131,7 @@ export function Locked(key: LockKey, ttlOrOptions?: number | LockedOptions): Loc
         throw error;
       }
     }
-    checkCallOptions({ fencing: options.fencing });
+    checkCallOptions(options); // a typo (`retryCont`) is refused here, naming it
     checkLockMode(options); // `mode` / `limit` refused at decoration time, naming the option
     resolveHoldOptions(options, options.ttl);
     // Refuse malformed retry settings now; how they combine with the module's options is checked per call.

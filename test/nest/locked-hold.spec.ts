@@ -166,6 +166,24 @@ describe('@Locked(…, { minHold })', () => {
     expect(error).toBeInstanceOf(RedlockConfigError);
     expect((error as RedlockConfigError).option).toBe('onBusy');
   });
+
+  it('refuses an option @Locked does not know (a typo) at decoration, naming it and the closest one', () => {
+    let error: unknown;
+    try {
+      class Typo {
+        @Locked('x:#id', { minhold: 500 } as never)
+        async run(id: string): Promise<string> {
+          return id;
+        }
+      }
+      void Typo;
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(RedlockConfigError);
+    expect((error as RedlockConfigError).option).toBe('minhold');
+    expect((error as Error).message).toContain('did you mean `minHold`?');
+  });
 });
 
 describe('@Locked(…, { maxHold })', () => {

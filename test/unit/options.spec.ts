@@ -2,6 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { RedlockConfigError } from '../../lib/errors/index.js';
 import {
   REDLOCK_DEFAULTS,
+  checkCallOptions,
   checkTtl,
   resolveOptions,
   resolveRetryOptions,
@@ -102,6 +103,33 @@ describe('resolveOptions', () => {
     );
     // isGlobal goes with the module's options; a factory may return it beside them
     expect(() => resolveOptions({ nodes, isGlobal: true } as RedlockOptions)).not.toThrow();
+  });
+
+  it('refuses a per-call option it does not know, naming it and the closest one', () => {
+    const typo = refusal(() => checkCallOptions({ retryCont: 0 } as never));
+    expect(typo.option).toBe('retryCont');
+    expect(typo.message).toContain('did you mean `retryCount`?');
+    expect(refusal(() => checkCallOptions({ minhold: 500 } as never)).message).toContain('did you mean `minHold`?');
+    // a module option is not a per-call one
+    expect(refusal(() => checkCallOptions({ keyPrefix: 'x:' } as never)).option).toBe('keyPrefix');
+    // every per-call option of acquire, using, lead and @Locked passes
+    expect(() =>
+      checkCallOptions({
+        signal: new AbortController().signal,
+        autoExtend: true,
+        fencing: false,
+        ttl: 1_000,
+        retryCount: 1,
+        retryDelay: 10,
+        retryJitter: 5,
+        acquireTimeout: 100,
+        mode: 'read',
+        limit: 2,
+        onBusy: 'skip',
+        minHold: 10,
+        maxHold: 100,
+      } as never),
+    ).not.toThrow();
   });
 
   it('refuses a non-string keyPrefix', () => {
