@@ -186,6 +186,60 @@ describe('handoff between processes (5 masters)', () => {
     expect(Date.now() - start).toBeLessThan(2_400);
   }, 30_000);
 
+  it('a waiter that aborts after a release handed it the key frees it at once: the next waiter gets it', async () => {
+    const resource = resourceName('abort-handed');
+    const holder = await set.redlock();
+    const slow = { retryDelay: 6_000, retryJitter: 0, retryCount: 3 };
+    const [first, second] = await Promise.all([set.redlock(slow), set.redlock(slow)]);
+    const held = await holder.acquire(resource, 10_000);
+    // Neither waiter hears the release (its SUBSCRIBE is confirmed late): the first never learns it was handed the key.
+    const original = Redis.prototype.subscribe;
+    const spy = jest.spyOn(Redis.prototype, 'subscribe').mockImplementation(function (this: Redis, ...args: unknown[]) {
+      const subscribe = original as (...a: unknown[]) => ReturnType<Redis['subscribe']>;
+      return new Promise<void>((resolve) => setTimeout(resolve, 1_500)).then(() => subscribe.apply(this, args));
+    });
+    try {
+      const abort = new AbortController();
+      const firstWaiting = timed(first.acquire(resource, 10_000, { signal: abort.signal }));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const secondWaiting = timed(second.acquire(resource, 10_000));
+      await new Promise((resolve) => setTimeout(resolve, 250)); // both queued, first ahead
+      await held.release(); // hands the key to the first waiter's value
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      abort.abort(new Error('caller gave up'));
+      const abortedAt = Date.now();
+      expect((await firstWaiting).error).toEqual(new Error('caller gave up'));
+      const { value: lock, error } = await secondWaiting;
+      expect(error).toBeUndefined();
+      // Without dropping its handed value, the key stays the aborted waiter's until its 10 s TTL.
+      expect(Date.now() - abortedAt).toBeLessThan(4_500);
+      await lock!.release();
+    } finally {
+      spy.mockRestore();
+    }
+  }, 30_000);
+
+  it('uncontended, an acquire and release send what they did before tickets: one SET and one script per master', async () => {
+    const redlock = await set.redlock();
+    const resource = resourceName('uncontended');
+    const calls = async (): Promise<{ set: number; scripts: number }> => {
+      const total = { set: 0, scripts: 0 };
+      for (const c of set.clients) {
+        const info = await c.info('commandstats');
+        total.set += Number(/cmdstat_set:calls=(\d+)/.exec(info)?.[1] ?? 0);
+        for (const m of info.matchAll(/cmdstat_(?:evalsha|eval):calls=(\d+)/g)) total.scripts += Number(m[1]);
+      }
+      return total;
+    };
+    const before = await calls();
+    const lock = await redlock.acquire(resource, 10_000);
+    await lock.release();
+    await new Promise((resolve) => setTimeout(resolve, 100)); // nothing else follows (no withdrawal)
+    const after = await calls();
+    expect(after.set - before.set).toBe(5);
+    expect(after.scripts - before.scripts).toBe(5);
+  }, 30_000);
+
   it('a crashed waiter holds nothing up for longer than its ticket lease: the next waiter gets the lock', async () => {
     const resource = resourceName('crashed-waiter');
     const key = `lock:${resource}`;
