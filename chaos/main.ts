@@ -248,7 +248,7 @@ function mutantPhases(args: Args): PhaseSpec[] {
     lib: libs[i],
     mutant: m.name,
     variants: m.phase.variants,
-    settings: m.phase.ttl ? { ttl: m.phase.ttl } : undefined,
+    settings: { ...(m.phase.ttl ? { ttl: m.phase.ttl } : {}), ...m.phase.settings },
   }));
 }
 

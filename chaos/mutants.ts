@@ -6,6 +6,7 @@
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FaultKind } from './nemesis.js';
+import type { Settings } from './phase.js';
 
 export interface Mutant {
   name: string;
@@ -14,7 +15,7 @@ export interface Mutant {
   /** Edits to files under lib/: `find` must occur exactly once. */
   patches: { file: string; find: string; replace: string }[];
   /** The short chaos pass that should catch it: fault type, restart guard. */
-  phase: { fault: FaultKind; guard: boolean; variants?: number[]; ttl?: number };
+  phase: { fault: FaultKind; guard: boolean; variants?: number[]; ttl?: number; settings?: Partial<Settings> };
 }
 
 export const MUTANTS: Mutant[] = [
@@ -114,7 +115,9 @@ export const MUTANTS: Mutant[] = [
         replace: 'if (this.#lostReason) void 0;',
       },
     ],
-    phase: { fault: 'master-pause', guard: true, variants: [2] }, // a majority paused: locks are lost
+    // A majority paused past the TTL: every holder then in its section loses its lock. All hot holds
+    // long (past the TTL, on renewals), so that holders are mid-section on every hot key when it comes.
+    phase: { fault: 'master-pause', guard: true, variants: [2], settings: { hotHoldMs: [1_200, 2_500] } },
   },
 ];
 

@@ -65,6 +65,17 @@ describe('a failed liveness probe', () => {
     expect(check.problems.map((p) => p.check)).toEqual(['liveness probe failed']);
   });
 
+  it("over its bound is excused as starved only when the harness's or the client's stalls cover the excess", () => {
+    const late = (harnessStalls: PhaseResult['harnessStalls']) => ({
+      ...base(harnessStalls),
+      probes: [{ phase: 'u1', client: 'c1', round: 0, startedAt: 1_000, grantedAt: 4_000, endedAt: 4_010 }],
+    });
+    expect(checkPhase(late([])).problems.map((p) => p.check)).toEqual(['liveness probe over its bound']);
+    const stalled = checkPhase(late([{ client: 'harness', start: 1_500, end: 3_000 }]));
+    expect(stalled.problems).toEqual([]);
+    expect(stalled.liveness.starved).toBe(1);
+  });
+
   it("is excused as starved when the harness's loop (the proxies carrying its traffic) left no stretch for one attempt", () => {
     // stalls every 500 ms, 400 ms long: no 600 ms stretch (2 command timeouts + 200 ms) to run an attempt in
     const stalls = Array.from({ length: 8 }, (_, i) => ({
