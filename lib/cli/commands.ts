@@ -449,6 +449,8 @@ interface MasterReport {
   evicting?: boolean;
   /** The earlier node that is the same server (same `run_id`): its vote would not count twice. */
   sameServerAs?: string;
+  /** A server in cluster mode given as a plain master: the library refuses it (most keys answer MOVED). */
+  clusterMode?: boolean;
   /** Its vote would count for a lock now: reachable, a master, past the guard, noeviction, no duplicate. */
   counts: boolean;
   /** Why it would not count, when it would not. */
@@ -460,6 +462,7 @@ function whyNotCounting(r: Omit<MasterReport, 'counts'>): string | undefined {
   if (!r.reachable) return 'unreachable';
   if (r.role !== undefined && r.role !== 'master') return `role ${r.role}`;
   if (r.sameServerAs !== undefined) return `same server as ${r.sameServerAs}`;
+  if (r.clusterMode) return 'a cluster node: give its cluster as cluster:host:port';
   if (r.evicting) return `maxmemory-policy ${r.maxmemoryPolicy}`;
   if (r.restartGuard && !r.restartGuard.trusted) return 'restart guard';
   return undefined;
@@ -482,9 +485,14 @@ async function masters(
       try {
         // A cluster is read as the library reads it: every shard primary's INFO, combined
         // (its youngest shard's uptime, `master` only if every shard's is, run_id per shard).
-        const [server, replication, memory] = n.cluster
-          ? await clusterInfo(n.cluster).then((info) => [info, info, info])
-          : await Promise.all([n.client.info('server'), n.client.info('replication'), n.client.info('memory')]);
+        const [server, replication, memory, clustering] = n.cluster
+          ? await clusterInfo(n.cluster).then((info) => [info, info, info, ''])
+          : await Promise.all([
+              n.client.info('server'),
+              n.client.info('replication'),
+              n.client.info('memory'),
+              n.client.info('cluster'),
+            ]);
         const shards = field(server, 'shards');
         const uptimeSeconds = Number(field(server, 'uptime_in_seconds') ?? 0);
         // as the library counts it: Redis's uptime can overstate by almost a second
@@ -504,6 +512,7 @@ async function masters(
             forTtl: ttl,
           },
           ...(maxmemoryPolicy === undefined ? {} : { maxmemoryPolicy, evicting: maxmemoryPolicy !== 'noeviction' }),
+          ...(field(clustering, 'cluster_enabled') === '1' ? { clusterMode: true } : {}),
         };
       } catch (e) {
         return { master: n.label, reachable: false, error: scrub((e as Error).message, nodes) };

@@ -142,7 +142,11 @@ describe('the command-line inspector on Redis Cluster nodes (built bin, real loc
     const label = (c: RedisCluster): string => `cluster:${c.startupNodes[0].host}:${c.startupNodes[0].port}`;
     // Past a 1 ms restart guard from an uptime of 2 s on (INFO counts whole seconds, one short).
     expect(
-      await waitFor(async () => (await cli('masters', '--nodes', nodes(), '--ttl', '1')).code === 0, 15_000, 500),
+      await waitFor(
+        async () => (await cli('masters', '--nodes', nodes(), '--ttl', '1')).stdout.includes('3 of 3 count for locks'),
+        15_000,
+        500,
+      ),
     ).toBe(true);
     const res = await cli('masters', '--nodes', nodes(), '--ttl', '1');
     const rows = res.stdout.split('\n');
@@ -172,6 +176,19 @@ describe('the command-line inspector on Redis Cluster nodes (built bin, real loc
     expect(overlap.code).toBe(0);
     expect(overlap.stdout).toContain(`${a.startupNodes[1].host}:${a.startupNodes[1].port}: same server as ${label(a)}`);
     expect(overlap.stdout).toContain('2 of 3 count for locks');
+
+    // A cluster's node given as a plain master would not count: the library refuses it.
+    const asPlain = `${b.startupNodes[0].host}:${b.startupNodes[0].port}`;
+    const misused = await cli(
+      'masters',
+      '--nodes',
+      [`redis://${asPlain}`, spec(a), plain.urls[0]].join(','),
+      '--ttl',
+      '1',
+    );
+    expect(misused.code).toBe(0);
+    expect(misused.stdout).toContain(`${asPlain}: a cluster node: give its cluster as cluster:host:port`);
+    expect(misused.stdout).toContain('2 of 3 count for locks');
 
     // A cluster nobody answers for is down; below a quorum the exit code is 1.
     const down = await cli(
