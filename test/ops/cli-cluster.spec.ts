@@ -218,7 +218,14 @@ describe('the command-line inspector on Redis Cluster nodes (built bin, real loc
   });
 
   it('lockKeyOfClusterStem inverts clusterStemOf for every key shape', () => {
-    for (const key of ['lock:orders', 'lock:{order-42}:payment', 'lock:a}b', 'lock:a{b', 'lock:{}x'])
+    for (const key of [
+      'lock:orders',
+      'lock:{order-42}:payment',
+      'lock:a}b',
+      'lock:a{b',
+      'lock:{}x',
+      'lock:orders{lock:orders}',
+    ])
       expect(lockKeyOfClusterStem(clusterStemOf(key))).toBe(key);
   });
 });
