@@ -1,6 +1,8 @@
 import { parseArgs } from 'node:util';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { driftOf } from '../core/clock.js';
+import { clusterInfo } from '../core/cluster-probe.js';
+import { lockKeyOfClusterStem } from '../core/cluster-keys.js';
 import { inspectResource, type LockInspection, type MasterHolding } from '../core/inspect.js';
 import type { Master } from '../core/master.js';
 import { REDLOCK_DEFAULTS } from '../core/options.js';
@@ -10,11 +12,14 @@ const USAGE = `Usage:
   nestjs-quorum-lock inspect --nodes redis://a:6379,redis://b:6379,redis://c:6379 [--prefix lock:] [--fencing-prefix fence:] [--json] [--limit 1000] [pattern]
   nestjs-quorum-lock masters --nodes redis://a:6379,redis://b:6379,redis://c:6379 [--ttl 10000] [--json]
 
+--nodes  comma-separated nodes, each one vote: a master's redis:// URL, or a whole Redis Cluster as
+         cluster:<startup node>+<startup node>+... (each a redis:// URL or host:port), e.g.
+         --nodes cluster:redis://x1:7000+redis://x2:7000,cluster:y1:7000,cluster:z1:7000
 inspect  lists the locks held under the prefix (SCAN, never KEYS): per-master agreement, the
          conservative time left, fencing counters. pattern is a glob on the resource (default *).
          Read-write locks show one row per reader (STATE read); counting locks one row per
-         held permit slot (STATE permit i/limit).
-masters  shows each master: reachable, role, uptime, whether the restart guard would count it for
+         held permit slot (STATE permit i/limit). A cluster is scanned on every shard primary.
+masters  shows each master (a cluster as one row: its youngest shard, every shard a primary): reachable, role, uptime, whether the restart guard would count it for
          locks up to --ttl ms, and its maxmemory-policy (anything but noeviction can drop a lock).
 Read-only: nothing is written. Passwords in URLs are never printed.
 
@@ -22,10 +27,12 @@ Exit codes: 0 ok; 1 fewer than a quorum of masters reachable (inspect) or counti
 (masters: reachable, a master, past the restart guard for --ttl, noeviction, not the same server as
 an earlier node); 2 bad usage.`;
 
-/** A node given on the command line: its printable label and a client. */
+/** A node given on the command line (a master, or a whole cluster: one vote): its printable label and a client. */
 interface Node {
   readonly label: string;
+  /** The connection; for a cluster the ioredis `Cluster` (same command API), also in `cluster`. */
   readonly client: Redis;
+  readonly cluster?: Cluster;
   /** Secrets to scrub from anything printed. */
   readonly secrets: readonly string[];
   /** The last connection error (ioredis reports a refused connection as "Connection is closed"). */
@@ -53,6 +60,62 @@ function openNode(url: string, timeout: number): Node {
   });
   const node = { label, client, secrets, lastError: undefined as Error | undefined };
   client.on('error', (e: Error) => (node.lastError = e));
+  return node;
+}
+
+/** The `--nodes` prefix of a whole Redis Cluster: `cluster:<startup node>+<startup node>+…`. */
+const CLUSTER = 'cluster:';
+
+/**
+ * A whole Redis Cluster, one vote: `spec` lists its startup nodes, `+`-separated, each a redis://
+ * URL or `host:port` (credentials and TLS are taken from the first URL that has them).
+ */
+function openCluster(spec: string, timeout: number): Node {
+  const entries = spec
+    .split('+')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (entries.length === 0)
+    throw new UsageError(`--nodes: ${CLUSTER} lists no startup node; give ${CLUSTER}host:port+host:port`);
+  const urls = entries.map((entry) => {
+    const text = /^[a-z][a-z0-9+.-]*:\/\//i.test(entry) ? entry : `redis://${entry}`;
+    let url: URL;
+    try {
+      url = new URL(text);
+    } catch {
+      throw new UsageError(
+        `--nodes: a ${CLUSTER} startup node is not a redis:// URL or host:port: ${redactUrl(entry)}`,
+      );
+    }
+    if (url.protocol !== 'redis:' && url.protocol !== 'rediss:')
+      throw new UsageError(
+        `--nodes: a ${CLUSTER} startup node is not a redis:// URL or host:port: ${redactUrl(entry)}`,
+      );
+    return url;
+  });
+  const startup = urls.map((u) => ({ host: u.hostname || '127.0.0.1', port: Number(u.port || 6379) }));
+  const withAuth = urls.find((u) => u.password || u.username);
+  const password = withAuth?.password ? decodeURIComponent(withAuth.password) : undefined;
+  const username = withAuth?.username ? decodeURIComponent(withAuth.username) : undefined;
+  const secrets = urls.flatMap((u) => [u.password, decodeURIComponent(u.password)]).filter((s) => s.length > 0);
+  const cluster = new Cluster(startup, {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    clusterRetryStrategy: () => null,
+    slotsRefreshTimeout: timeout,
+    redisOptions: {
+      connectTimeout: timeout,
+      commandTimeout: timeout,
+      maxRetriesPerRequest: 0,
+      ...(username ? { username } : {}),
+      ...(password ? { password } : {}),
+      ...(urls.some((u) => u.protocol === 'rediss:') ? { tls: {} } : {}),
+    },
+  });
+  // The library's label for a cluster entry: its first startup node.
+  const label = `${CLUSTER}${startup[0].host}:${startup[0].port}`;
+  const node: Node = { label, client: cluster as unknown as Redis, cluster, secrets, lastError: undefined };
+  cluster.on('error', (e: Error) => (node.lastError = e));
   return node;
 }
 
@@ -180,12 +243,18 @@ export async function runCli(argv: readonly string[], out: Output, err: Output =
       throw new UsageError(`unknown command ${JSON.stringify(command)}`);
     if (extra.length > 0 || (command === 'masters' && positionals.length > 1))
       throw new UsageError(`unexpected argument ${JSON.stringify(positionals.at(-1))}`);
-    if (!values.nodes) throw new UsageError('--nodes is required: the masters, comma-separated redis:// URLs');
+    if (!values.nodes)
+      throw new UsageError(
+        '--nodes is required: the masters, comma-separated redis:// URLs (a cluster as cluster:host:port+host:port)',
+      );
     const timeout = number('timeout');
     nodes = values.nodes
       .split(',')
       .filter(Boolean)
-      .map((url) => openNode(url.trim(), timeout));
+      .map((entry) => entry.trim())
+      .map((entry) =>
+        entry.startsWith(CLUSTER) ? openCluster(entry.slice(CLUSTER.length), timeout) : openNode(entry, timeout),
+      );
     if (nodes.length === 0) throw new UsageError(`--nodes lists no master: ${JSON.stringify(values.nodes)}`);
     const errors = await connectAll(nodes);
     const quorum = quorumOf(nodes.length);
@@ -230,18 +299,28 @@ async function inspect(
 ): Promise<void> {
   const quorum = quorumOf(nodes.length);
   const keys = new Set<string>();
+  /** Keys found on a cluster: their companions are named after a stem in the lock key's slot. */
+  const clusterKeys = new Set<string>();
   const scanErrors: (string | undefined)[] = await Promise.all(
     nodes.map(async (n, i) => {
       if (errors[i]) return scrub(errors[i].message, nodes);
       try {
-        for (const key of await scanKeys(n.client, prefix + pattern, limit)) keys.add(key);
+        // SCAN runs on one server: on a cluster, on every shard primary.
+        const servers = n.cluster ? n.cluster.nodes('master') : [n.client];
+        for (const server of servers)
+          for (const key of await scanKeys(server, prefix + pattern, limit)) {
+            keys.add(key);
+            if (n.cluster) clusterKeys.add(key);
+          }
         return undefined;
       } catch (e) {
         return scrub((e as Error).message, nodes);
       }
     }),
   );
-  const masters = nodes.map((n) => ({ label: n.label, client: n.client }) as unknown as Master);
+  const masters = nodes.map(
+    (n) => ({ label: n.label, client: n.client, ...(n.cluster ? { cluster: n.cluster } : {}) }) as unknown as Master,
+  );
   const view = (resource: string): Promise<LockInspection> =>
     inspectResource(
       masters,
@@ -254,10 +333,13 @@ async function inspect(
       false,
     );
   // A permit slot, limit record or writer intent is shown under its lock's resource; should that
-  // resource show nothing, the key is a lock of its own whose name merely ends that way.
+  // resource show nothing, the key is a lock of its own whose name merely ends that way. On a
+  // cluster the companion is named after the lock key's stem (`lock:orders{lock:orders}:limit`).
   const byResource = new Map<string, string[]>();
   for (const k of keys) {
-    const resource = k.slice(prefix.length).replace(SHARED_SUFFIX, '');
+    const stem = k.replace(SHARED_SUFFIX, '');
+    const lockKey = stem !== k && clusterKeys.has(k) ? (lockKeyOfClusterStem(stem) ?? stem) : stem;
+    const resource = (lockKey.startsWith(prefix) ? lockKey : stem).slice(prefix.length);
     byResource.set(resource, [...(byResource.get(resource) ?? []), k.slice(prefix.length)]);
   }
   const views: LockInspection[] = [];
@@ -360,11 +442,15 @@ interface MasterReport {
   version?: string;
   runId?: string;
   uptimeSeconds?: number;
+  /** For a cluster: how many shards (primaries) it has; one vote for all of them. */
+  shards?: number;
   restartGuard?: { trusted: boolean; distrustedForMs: number; forTtl: number };
   maxmemoryPolicy?: string;
   evicting?: boolean;
   /** The earlier node that is the same server (same `run_id`): its vote would not count twice. */
   sameServerAs?: string;
+  /** A server in cluster mode given as a plain master: the library refuses it (most keys answer MOVED). */
+  clusterMode?: boolean;
   /** Its vote would count for a lock now: reachable, a master, past the guard, noeviction, no duplicate. */
   counts: boolean;
   /** Why it would not count, when it would not. */
@@ -376,6 +462,7 @@ function whyNotCounting(r: Omit<MasterReport, 'counts'>): string | undefined {
   if (!r.reachable) return 'unreachable';
   if (r.role !== undefined && r.role !== 'master') return `role ${r.role}`;
   if (r.sameServerAs !== undefined) return `same server as ${r.sameServerAs}`;
+  if (r.clusterMode) return 'a cluster node: give its cluster as cluster:host:port';
   if (r.evicting) return `maxmemory-policy ${r.maxmemoryPolicy}`;
   if (r.restartGuard && !r.restartGuard.trusted) return 'restart guard';
   return undefined;
@@ -396,11 +483,17 @@ async function masters(
     nodes.map(async (n, i): Promise<Omit<MasterReport, 'counts'>> => {
       if (errors[i]) return { master: n.label, reachable: false, error: scrub(errors[i].message, nodes) };
       try {
-        const [server, replication, memory] = await Promise.all([
-          n.client.info('server'),
-          n.client.info('replication'),
-          n.client.info('memory'),
-        ]);
+        // A cluster is read as the library reads it: every shard primary's INFO, combined
+        // (its youngest shard's uptime, `master` only if every shard's is, run_id per shard).
+        const [server, replication, memory, clustering] = n.cluster
+          ? await clusterInfo(n.cluster).then((info) => [info, info, info, ''])
+          : await Promise.all([
+              n.client.info('server'),
+              n.client.info('replication'),
+              n.client.info('memory'),
+              n.client.info('cluster'),
+            ]);
+        const shards = field(server, 'shards');
         const uptimeSeconds = Number(field(server, 'uptime_in_seconds') ?? 0);
         // as the library counts it: Redis's uptime can overstate by almost a second
         const uptimeMs = Math.max(0, uptimeSeconds - 1) * 1_000;
@@ -412,20 +505,26 @@ async function masters(
           version: field(server, 'redis_version'),
           runId: field(server, 'run_id'),
           uptimeSeconds,
+          ...(shards === undefined ? {} : { shards: Number(shards) }),
           restartGuard: {
             trusted: uptimeMs >= guard,
             distrustedForMs: Math.max(0, Math.ceil(guard - uptimeMs)),
             forTtl: ttl,
           },
           ...(maxmemoryPolicy === undefined ? {} : { maxmemoryPolicy, evicting: maxmemoryPolicy !== 'noeviction' }),
+          ...(field(clustering, 'cluster_enabled') === '1' ? { clusterMode: true } : {}),
         };
       } catch (e) {
         return { master: n.label, reachable: false, error: scrub((e as Error).message, nodes) };
       }
     }),
   );
+  // A cluster's run_id is `slot=id,…` (one per shard): the same server if any shard's id is shared.
+  const ids = (runId: string | undefined): string[] => (runId ?? '').split(',').map((x) => x.replace(/^\d+=/, ''));
+  const sameServer = (a: string | undefined, b: string | undefined): boolean =>
+    a !== undefined && b !== undefined && ids(a).some((x) => x !== '?' && x !== '' && ids(b).includes(x));
   const reports: MasterReport[] = probed.map((p, i) => {
-    const first = p.runId === undefined ? -1 : probed.findIndex((q) => q.runId === p.runId);
+    const first = p.runId === undefined ? -1 : probed.findIndex((q) => sameServer(q.runId, p.runId));
     const r = first >= 0 && first < i ? { ...p, sameServerAs: probed[first].master } : p;
     const why = whyNotCounting(r);
     return { ...r, counts: why === undefined, ...(why === undefined ? {} : { notCounting: why }) };

@@ -4,6 +4,17 @@ function field(info: string, name: string): string | undefined {
   return new RegExp(`^${name}:([^\\r\\n]*)`, 'm').exec(info)?.[1];
 }
 
+/** Orders `7.0.15` before `7.2.4` (numerically, part by part). */
+function byVersion(a: string, b: string): number {
+  const pa = a.split('.').map(Number);
+  const pb = b.split('.').map(Number);
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+    const d = (pa[i] || 0) - (pb[i] || 0);
+    if (d !== 0) return d;
+  }
+  return 0;
+}
+
 /** Clusters whose every shard primary runs Redis 7 or later, as their last `INFO` said. */
 const sharded = new WeakSet<Cluster>();
 
@@ -74,5 +85,7 @@ export async function clusterInfo(cluster: Cluster): Promise<string> {
     ...(policy !== undefined ? [`maxmemory_policy:${policy}`] : []),
     ...(maxmemory !== undefined ? [`maxmemory:${maxmemory}`] : []),
     `shards:${shards.length}`,
+    // the oldest shard's version: what every shard supports
+    `redis_version:${infos.map(({ info }) => field(info, 'redis_version') ?? '?').sort(byVersion)[0]}`,
   ].join('\r\n');
 }

@@ -23,7 +23,8 @@ const quiet = { log: () => undefined, warn: () => undefined, error: () => undefi
 describe('cluster stems: companion keys in the lock key slot', () => {
   it.each([
     ['lock:orders', 'lock:orders{lock:orders}'],
-    ['lock:{order-42}:payment', 'lock:{order-42}:payment'],
+    ['lock:{order-42}:payment', 'lock:{order-42}:payment{}'],
+    ['lock:orders{lock:orders}', 'lock:orders{lock:orders}{}'],
     ['lock:a}b', undefined],
     ['lock:a{b', undefined],
     ['lock:{}x', undefined],
@@ -36,6 +37,20 @@ describe('cluster stems: companion keys in the lock key slot', () => {
     for (const suffix of [':limit', ':permit:0', ':permit:17', ':writer-waiting', ':handoff:queue', '']) {
       expect(clusterSlotOf(got + suffix)).toBe(clusterSlotOf(key));
       expect(clusterSlotOf(`__quorum-lock__:${got}${suffix}`)).toBe(clusterSlotOf(key));
+    }
+  });
+});
+
+describe('cluster stems: one stem per lock key', () => {
+  it('no two lock keys share a stem (a shared stem shares the handoff queue and channel)', () => {
+    const keys = ['lock:orders', 'lock:orders{lock:orders}', 'lock:{order-42}', 'lock:{order-42}{}', 'lock:a}b'];
+    keys.push('lock:a{b', 'lock:{}x', 'lock:}{x', 'lock:x{}', 'lock:{}x{}', 'lock:a~', 'lock:a}b{~0}');
+    for (const key of [...keys]) keys.push(clusterStemOf(key)); // stems are lock keys too
+    const seen = new Map<string, string>();
+    for (const key of new Set(keys)) {
+      const stem = clusterStemOf(key);
+      expect([key, seen.get(stem) ?? key]).toEqual([key, key]);
+      seen.set(stem, key);
     }
   });
 });
