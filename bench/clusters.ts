@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { cpus } from 'node:os';
 import { Redlock } from 'nestjs-quorum-lock';
 import { startRedisMasters } from '../tools/redis-masters.js';
-import { startRedisClusters } from '../tools/redis-clusters.js';
+import { clusterSlotOf, startRedisClusters } from '../tools/redis-clusters.js';
 import { repoRoot } from './env.js';
 
 const arg = (name: string, fallback: number): number =>
@@ -60,22 +60,12 @@ async function measure(loops: number, cycle: (loop: number, i: number) => Promis
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-/** The CRC16 slot of a key (no hash tags in the names used here). */
-function slotOf(key: string): number {
-  let crc = 0;
-  for (const byte of Buffer.from(key)) {
-    crc ^= byte << 8;
-    for (let b = 0; b < 8; b++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
-  }
-  return crc % 16_384;
-}
-
 /** Three resource names whose `lock:` keys fall in the three thirds of the slot range (three shards). */
 function acrossShards(prefix: string): string[] {
   const found = new Map<number, string>();
   for (let i = 0; found.size < 3; i++) {
     const name = `${prefix}-${i}`;
-    const third = Math.floor((slotOf(`lock:${name}`) * 3) / 16_384);
+    const third = Math.floor((clusterSlotOf(`lock:${name}`) * 3) / 16_384);
     if (!found.has(third)) found.set(third, name);
   }
   return [...found.values()];

@@ -21,7 +21,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { Redlock, type Lock } from 'nestjs-quorum-lock';
 import type { RedisMaster } from '../tools/redis-masters.js';
-import { startRedisClusters, type RedisCluster, type RedisClusters } from '../tools/redis-clusters.js';
+import { clusterSlotOf, startRedisClusters, type RedisCluster, type RedisClusters } from '../tools/redis-clusters.js';
 
 const TTL = 6_000;
 const HOT = 2;
@@ -87,19 +87,9 @@ async function until(ok: () => Promise<boolean>, ms: number): Promise<boolean> {
   return false;
 }
 
-/** The slot of a key without hash tag (CRC16/XMODEM mod 16384). */
-function slotOf(key: string): number {
-  let crc = 0;
-  for (const byte of Buffer.from(key)) {
-    crc ^= byte << 8;
-    for (let b = 0; b < 8; b++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
-  }
-  return crc % 16_384;
-}
-
 /** The two nodes of the shard that serves `key` (the roles change with each failover). */
 function shardNodes(cluster: RedisCluster, key: string): RedisMaster[] {
-  const slot = slotOf(key);
+  const slot = clusterSlotOf(key);
   const shard = cluster.shards.find((s) => s.slots[0] <= slot && slot <= s.slots[1])!;
   return [shard.primary, ...shard.replicas];
 }
