@@ -9,9 +9,10 @@ import { announceFlagFor, releaseChannelFor } from './release-channel.js';
  * Handoff between instances (docs/handoff.md). Waiters for a single-key exclusive lock that were
  * refused once take a ticket: the same order key (arrival time, then ticket id) on every master,
  * in a per-key queue whose entries lapse unless renewed by the waiter's attempts. On each master:
- * - a release that finds live tickets hands the key over: it writes a short reservation for the
- *   first ticket instead of deleting, and publishes its id, so that only that waiter is woken and
- *   a newcomer's plain `SET NX` finds the key taken;
+ * - a release that finds live tickets hands the key over instead of deleting it: to the first
+ *   ticket's own value for its TTL (the waiter then holds the lock without an attempt), or, for a
+ *   fenced waiter, a short reservation; it publishes the ticket's id, so that only that waiter is
+ *   woken and a newcomer's plain `SET NX` finds the key taken;
  * - a key that is free (no reservation) goes only to the first live ticket (bakery order), so the
  *   masters pick the same winner whoever's commands arrive first.
  * Nothing changes while nobody waits: the first attempt is the plain `SET NX`, and a release with
