@@ -3,20 +3,8 @@ import { Cluster } from 'ioredis';
 import { LockAcquisitionError, Redlock, type Lock, type RedlockOptions } from '../../lib/index.js';
 import { clusterSlotOf } from '../../lib/core/cluster-slot.js';
 import { clusterStemOf } from '../../lib/core/cluster-keys.js';
-import { startRedisClusters, type RedisCluster, type RedisClusters } from '../../tools/redis-clusters.js';
-import { rejectionOf, resourceName, sleep, timed, waitFor } from '../support/index.js';
-
-/** Resources whose `lock:` keys fall in three different shards of a 3-shard cluster. */
-function acrossShards(cluster: RedisCluster, label: string): string[] {
-  const found = new Map<number, string>();
-  for (let i = 0; found.size < 3; i++) {
-    const name = `${resourceName(label)}-${i}`;
-    const slot = clusterSlotOf(`lock:${name}`);
-    const shard = cluster.shards.findIndex((s) => s.slots[0] <= slot && slot <= s.slots[1]);
-    if (!found.has(shard)) found.set(shard, name);
-  }
-  return [...found.values()];
-}
+import { startRedisClusters, type RedisClusters } from '../../tools/redis-clusters.js';
+import { acrossShards, rejectionOf, resourceName, sleep, timed, waitFor } from '../support/index.js';
 
 const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
 

@@ -5,11 +5,10 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Cluster } from 'ioredis';
 import { Redlock } from '../../lib/index.js';
-import { clusterSlotOf } from '../../lib/core/cluster-slot.js';
 import { clusterStemOf, lockKeyOfClusterStem } from '../../lib/core/cluster-keys.js';
 import { startRedisClusters, type RedisCluster, type RedisClusters } from '../../tools/redis-clusters.js';
 import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.js';
-import { resourceName, waitFor } from '../support/index.js';
+import { acrossShards, resourceName, waitFor } from '../support/index.js';
 
 const run = promisify(execFile);
 const root = process.cwd();
@@ -31,18 +30,6 @@ async function cli(...args: string[]): Promise<{ code: number; stdout: string; s
 /** `cluster:<startup>+<startup>` for `--nodes`: every primary, as URLs and as host:port. */
 const spec = (c: RedisCluster): string =>
   `cluster:${c.startupNodes.map((n, i) => (i === 0 ? `redis://${n.host}:${n.port}` : `${n.host}:${n.port}`)).join('+')}`;
-
-/** Resources whose `lock:` keys fall in three different shards of a 3-shard cluster. */
-function acrossShards(cluster: RedisCluster, label: string): string[] {
-  const found = new Map<number, string>();
-  for (let i = 0; found.size < 3; i++) {
-    const name = `${resourceName(label)}-${i}`;
-    const slot = clusterSlotOf(`lock:${name}`);
-    const shard = cluster.shards.findIndex((s) => s.slots[0] <= slot && slot <= s.slots[1]);
-    if (!found.has(shard)) found.set(shard, name);
-  }
-  return [...found.values()];
-}
 
 describe('the command-line inspector on Redis Cluster nodes (built bin, real local clusters)', () => {
   let clusters: RedisClusters;
