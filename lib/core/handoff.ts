@@ -91,6 +91,7 @@ export const HANDOFF_LUA = {
    */
   acquire: `${PRUNE}
 local v = redis.pcall('get', KEYS[1])
+if type(v) == 'table' then v = '' end -- readers or permits hold the key: taken, by nobody queued
 if v == ARGV[1] then
   redis.call('pexpire', KEYS[1], ARGV[2])
   local handed = 1
@@ -130,7 +131,7 @@ return {0, rank, now, 0, ahead}`,
    * KEYS: lock key, queue, leases; ARGV: value, announce ('1', 's' for SPUBLISH, '0'), channel,
    * reservation ms. Compare-and-delete; when announcing and a live ticket waits, hands the key to
    * the first one instead (see HAND) and publishes `value\nticket[\nmaster time]`; else publishes `value`.
-   * Returns 1 when the key held the value, else 0.
+   * Returns 2 when it handed the key on, 1 when it deleted it, 0 when the key did not hold the value.
    */
   release: `${HAND}
 if redis.pcall('get', KEYS[1]) ~= ARGV[1] then return 0 end
@@ -147,21 +148,25 @@ if redis.call('exists', KEYS[2]) == 1 then${PRUNE}
   end
   if first then
     redis.call(pub, ARGV[3], ARGV[1] .. '\\n' .. hand(first, ARGV[4], now))
-    return 1
+    return 2
   end
 end
 redis.call(pub, ARGV[3], ARGV[1])
 return 1`,
   /**
-   * KEYS: lock key, queue, leases; ARGV: value, channel, reservation ms, queue entry, ticket id[,
-   * 's' to SPUBLISH]. Gives a key handed to this waiter on to the first live ticket (see HAND),
-   * unless this waiter is that ticket itself; published as `~id\nnext[\ntime]`. Returns 1 when it
-   * gave the key on.
+   * KEYS: lock key, queue, leases; ARGV: value, channel, reservation ms, queue entry, ticket id,
+   * announce ('1', or 's' to SPUBLISH), the ticket's score. Gives a key handed to this waiter on to
+   * the first live ticket (see HAND), or frees it when none waits, unless that ticket is not ahead
+   * of this waiter in the masters' order (the waiter ahead, not queued here yet, will be: giving the
+   * key to one behind would serve it out of turn); published as `~id\nnext[\ntime]`. Returns 1
+   * when it gave the key on.
    */
   yield: `${HAND}
 if redis.pcall('get', KEYS[1]) ~= ARGV[1] then return 0 end${PRUNE}
-local first = redis.call('zrange', KEYS[2], 0, 0)[1]
-if first == ARGV[4] then return 0 end
+local first = redis.call('zrange', KEYS[2], 0, 0, 'withscores')
+local score = tonumber(first[2])
+first = first[1]
+if first and (score > tonumber(ARGV[7]) or (score == tonumber(ARGV[7]) and first >= ARGV[4])) then return 0 end
 local pub = ARGV[6] == 's' and 'spublish' or 'publish'
 redis.call('del', KEYS[1])
 if first then
@@ -273,7 +278,10 @@ export function rankOf(replies: readonly unknown[], quorum: number): number | un
   return ranks[Math.min(ranks.length, quorum) - 1];
 }
 
-/** Compare-and-delete of a single key that hands it to the first live ticket, if any. */
+/**
+ * Compare-and-delete of a single key that hands it to the first live ticket, if any: resolves to 2
+ * when it handed the key on, 1 when it deleted it, 0 when the key did not hold `value`.
+ */
 export function handoffRelease(
   master: Master,
   key: string,
@@ -318,6 +326,7 @@ export function yieldHandover(masters: readonly Master[], key: string, ticket: H
         memberOf(ticket),
         ticket.id,
         announceFlagFor(m, true),
+        ticket.score,
       )
       .catch(() => undefined);
 }

@@ -1,4 +1,5 @@
 import { bySlot } from './cluster-scripts.js';
+import { queueKeysOf } from './handoff.js';
 import { intentKeyOf } from './lock-mode.js';
 import type { Master } from './master.js';
 import { announceFlagFor, releaseChannelFor } from './release-channel.js';
@@ -46,9 +47,10 @@ export async function readAcquireOn(
   const rw = rwScripts(master.client);
   const take = (group: readonly string[]): Promise<number> =>
     rw.quorumLockReadAcquire(
-      group.length * 2,
+      group.length * 3,
       ...group,
       ...group.map((k) => intentKeyOf(k, master)),
+      ...group.map((k) => queueKeysOf(k, master)[1]),
       value,
       ttl,
       group.length,

@@ -631,8 +631,19 @@ export class Redlock {
     const { shape } = options;
     let writer: string | undefined; // a waiting writer's id: it holds off new readers while it waits
     // Handoff between instances (docs/handoff.md): after a first refusal, queue with a ticket on the masters.
-    const queues = canQueue({ keys }, shape !== undefined);
+    const queues = canQueue({ keys }, shape !== undefined) && options.retry.retryCount > 0;
     let ticket: HandoffTicket | undefined;
+    const takeTicket = (): HandoffTicket => {
+      // Not fenced: the release may hand the key straight to this ticket's value (docs/handoff.md §3).
+      const random = randomBytes(16).toString('base64url');
+      const handover = counters ? undefined : { value: handoverValue(budget.remoteId, budget.arrival, random), ttl };
+      return { id: budget.remoteId, score: budget.arrival, lease: 0, handover };
+    };
+    // Waiters are queued on the masters already: take a place with the first attempt.
+    if (queues && this.#wakeups.contended(keys[0])) {
+      ticket = takeTicket();
+      budget.join();
+    }
     let splits = 0;
     let won = false;
     const ledger = new HandoverLedger();
@@ -709,17 +720,11 @@ export class Redlock {
             ledger.reset();
           }
         }
-        let registering = false;
         if (queues && result.outcome === 'votes' && !budget.exhausted) {
           if (!ticket) {
-            registering = true;
             // Refused by a plain SET NX: take a place in the masters' queue at once (not counted).
-            // Not fenced: the release may hand the key straight to this ticket's value (docs/handoff.md §3).
-            const random = randomBytes(16).toString('base64url');
-            const handover = counters
-              ? undefined
-              : { value: handoverValue(budget.remoteId, budget.arrival, random), ttl };
-            ticket = { id: budget.remoteId, score: budget.arrival, lease: 0, handover };
+            ticket = takeTicket();
+            budget.join();
             budget.again();
           } else if (splits < MAX_SPLIT_RETRIES && (await this.splitVote(budget, result.round))) {
             // A split vote (some masters granted, others refused, no quorum): nobody holds the lock,
@@ -732,7 +737,12 @@ export class Redlock {
             // attempts made first in line, that is the time the lock is kept from the next waiter.
             splits = 0;
             const rank = rankOf(result.round.replies, this.quorum);
-            if (rank !== undefined && rank > 0) budget.uncount();
+            if (rank !== undefined && rank > 0) {
+              budget.uncount();
+              // Releases hand the key on in ticket order and name the ticket (docs/handoff.md §3):
+              // a waiter behind others need not poll, only renew its ticket before the lease lapses.
+              budget.waitAtLeast(ticket.lease / 3);
+            }
           }
         }
         if (sharedResult?.heldLimit !== undefined && shape?.kind === 'permit') {
@@ -742,8 +752,9 @@ export class Redlock {
             `\`limit\` ${shape.limit} differs from the limit ${sharedResult.heldLimit} that the holders of ${quote(resources)} use; every holder of a counting lock must use the same limit.`,
           );
         }
-        if (!shape && !budget.exhausted && !registering) {
-          // Writer preference (refreshed by the registration attempt that follows at once): a waiting writer holds off new readers, for a little longer than its next attempt.
+        if (!shape && !ticket && !budget.exhausted) {
+          // Writer preference: a waiting writer holds off new readers, for a little longer than its
+          // next attempt. A queued writer's live ticket does that already (rw-scripts `readAcquire`).
           writer ??= randomBytes(16).toString('base64url');
           const { retryDelay, retryJitter } = options.retry;
           const between = typeof retryDelay === 'number' ? retryDelay : 1_000;
@@ -1009,6 +1020,8 @@ export class Redlock {
     const round = this.releaseHeld(lock, commandTimeoutFor(lock.ttl, this.options.commandTimeout), true);
     noteOutcomes(round.outcomes);
     await round.decided;
+    // Handed to a queued waiter: this process's next acquisition of the key queues at once.
+    if (round.replies.includes(2)) this.#wakeups.sawHandover(lock.keys[0]);
     for (const key of lock.keys) this.#wakeups.released(key, lock.value);
   }
 

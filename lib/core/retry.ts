@@ -65,6 +65,7 @@ export class AttemptBudget {
   /** The acquisition's arrival, wall-clock ms: its place in the masters' queues. */
   readonly arrival = Date.now();
   #immediate: number | undefined;
+  #atLeast = 0;
   /** The monotonic instant at which `acquireTimeout` runs out (Infinity without one). */
   readonly deadline: number;
   #ticket: Ticket | undefined;
@@ -88,8 +89,9 @@ export class AttemptBudget {
     const { policy, queue } = this;
     if (!this.#started) {
       this.#started = true;
-      if (policy.retryCount > 0 && queue.wakeups.isQueued(queue.keys)) {
-        this.#ticket = queue.wakeups.join(queue.keys, this.arrival, this.remoteId);
+      const ahead = this.#ticket ? !this.#ticket.isHead : queue.wakeups.isQueued(queue.keys);
+      if (policy.retryCount > 0 && ahead) {
+        this.#ticket ??= queue.wakeups.join(queue.keys, this.arrival, this.remoteId);
         if (!(await this.waitTurn(this.#ticket))) {
           this.throwIfStopped();
           return;
@@ -114,9 +116,25 @@ export class AttemptBudget {
     this.attempts++;
   }
 
+  /**
+   * Takes this acquisition's place in the process's queue now, before an attempt that queues it on
+   * the masters: a release that hands it the key right away names a waiter this process knows.
+   */
+  join(): void {
+    this.#ticket ??= this.queue.wakeups.join(this.queue.keys, this.arrival, this.remoteId);
+  }
+
   /** Makes the next attempt at once (or after `pause` ms) and does not count it. */
   again(pause = 0): void {
     this.#immediate = pause;
+  }
+
+  /**
+   * Makes the next wait last at least `ms` (unless a release wakes the waiter): for a waiter queued
+   * behind others, whom a release will name when its turn comes.
+   */
+  waitAtLeast(ms: number): void {
+    this.#atLeast = ms;
   }
 
   /** The attempt just made was a queued turn: the queue moved during it, so it does not count. */
@@ -133,7 +151,9 @@ export class AttemptBudget {
     const { policy, queue } = this;
     let position = ticket.position;
     for (;;) {
-      const wait = Math.min(retryWait(policy, Math.max(1, this.attempts)), Math.max(0, this.deadline - now()));
+      const delay = Math.max(retryWait(policy, Math.max(1, this.attempts)), this.#atLeast);
+      this.#atLeast = 0;
+      const wait = Math.min(delay, Math.max(0, this.deadline - now()));
       const woken = await ticket.wait(wait, this.signal, this.closing);
       if (woken && ticket.takeCheck()) {
         if (queue.heldHere()) continue; // held in this process: its release wakes this waiter

@@ -5,13 +5,15 @@ import type { Redis } from 'ioredis';
  * `keyPrefix + resource` (SET NX). Readers live at the SAME key, as a sorted set of reader values
  * scored by their expiry (server milliseconds), the key itself expiring with the last reader. So a
  * writer's SET NX fails while any reader is there, and a reader is refused while the key is a
- * string (a writer). A waiting writer's intent key (`resource + ':writer-waiting'`, with a TTL)
- * refuses new readers: writer preference. Keys travel as KEYS, values as ARGV.
+ * string (a writer). Writer preference: new readers are refused while a writer waits, that is
+ * while a waiting writer's intent key (`resource + ':writer-waiting'`, with a TTL; multi-key
+ * writers) exists or a live ticket of a queued writer (docs/handoff.md) is in the key's handoff
+ * lease set. Keys travel as KEYS, values as ARGV.
  */
 export const RW_LUA = {
   /**
-   * KEYS: n lock keys, then their n intent keys; ARGV: value, ttl, n. 1 = granted on all keys;
-   * 0 = a writer holds one; -1 = a writer waits for one.
+   * KEYS: n lock keys, their n intent keys, then their n handoff lease sets; ARGV: value, ttl, n.
+   * 1 = granted on all keys; 0 = a writer holds one; -1 = a writer waits for one.
    */
   readAcquire: `
 local n = tonumber(ARGV[3])
@@ -22,6 +24,7 @@ for i = 1, n do
   local kind = redis.call('type', KEYS[i]).ok
   if kind ~= 'none' and kind ~= 'zset' then return 0 end
   if redis.call('exists', KEYS[n + i]) == 1 then return -1 end
+  if redis.call('zcount', KEYS[2 * n + i], '(' .. now, '+inf') > 0 then return -1 end
 end
 for i = 1, n do
   redis.call('zremrangebyscore', KEYS[i], '-inf', now)

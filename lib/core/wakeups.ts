@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Master } from './master.js';
+import { now } from './clock.js';
 import { abortableSleep } from './retry.js';
 import { parseReleaseMessage } from './handoff.js';
 import { usesShardedPubSub } from './cluster-probe.js';
@@ -14,6 +15,18 @@ function behind(a: Ticket, b: Ticket): boolean {
 
 /** How long a key stays subscribed after its last waiter left, ms. */
 const LINGER_MS = 2_000;
+
+/** How long a key counts as contended after a handover of it was last seen, ms. */
+const CONTENDED_MS = 1_000;
+
+/** How many contended keys are remembered at most (the oldest is forgotten first). */
+const CONTENDED_KEYS = 1_024;
+
+/**
+ * How long a waiter that some master (not yet a majority) handed the key waits for the others
+ * before it tries: a split handover is resolved by the waiters' attempts (docs/handoff.md §6).
+ */
+const PARTIAL_HANDOVER_MS = 10;
 
 /** One master's subscriber connection and the channels it follows. */
 interface Subscriber {
@@ -119,6 +132,8 @@ export class Wakeups {
   #subscribers: Subscriber[] | undefined;
   /** Keys nobody waits for any more, still subscribed for a while: a key contended again soon is already listened to. */
   readonly #lingering = new Map<string, NodeJS.Timeout>();
+  /** When a handover of each key was last seen (monotonic ms), oldest first. */
+  readonly #handedOverAt = new Map<string, number>();
 
   constructor(
     private readonly masters: readonly Master[],
@@ -130,6 +145,23 @@ export class Wakeups {
   isQueued(keys: readonly string[]): boolean {
     for (const key of keys) if (this.#queues.get(key)?.tickets.length) return true;
     return false;
+  }
+
+  /** Notes that a release of `key` handed it to a queued waiter (here, or seen in a release message). */
+  sawHandover(key: string): void {
+    this.#handedOverAt.delete(key);
+    this.#handedOverAt.set(key, now());
+    if (this.#handedOverAt.size > CONTENDED_KEYS) this.#handedOverAt.delete(this.#handedOverAt.keys().next().value!);
+  }
+
+  /**
+   * True when a handover of `key` was seen within the last second: waiters are queued on the
+   * masters, so a newcomer takes its ticket with its first attempt instead of a `SET NX` that a
+   * handed key refuses anyway (docs/handoff.md §1).
+   */
+  contended(key: string): boolean {
+    const at = this.#handedOverAt.get(key);
+    return at !== undefined && now() - at < CONTENDED_MS;
   }
 
   /** True when `ticket` is first in the queue of one of its keys. @internal */
@@ -189,9 +221,10 @@ export class Wakeups {
    * when the message names the ticket the key was handed to (`value\nticket`), only that waiter.
    */
   released(key: string, message: string, master?: number): void {
+    const { value, ticket, at } = parseReleaseMessage(message);
+    if (ticket !== undefined) this.sawHandover(key);
     const queue = this.#queues.get(key);
     if (!queue) return;
-    const { value, ticket, at } = parseReleaseMessage(message);
     if (ticket === undefined) {
       if (queue.lastValue === message) return;
       queue.lastValue = message;
@@ -211,7 +244,11 @@ export class Wakeups {
     const count = (queue.handedOver.get(handoff) ?? 0) + 1;
     queue.handedOver.set(handoff, count);
     if (queue.handedOver.size > 16) queue.handedOver.delete(queue.handedOver.keys().next().value!);
-    if (count < Math.floor(this.masters.length / 2) + 1) return;
+    if (count < Math.floor(this.masters.length / 2) + 1) {
+      // Should no majority follow (a split handover), the waiter's attempt finds out and settles it.
+      if (count === 1) setTimeout(() => queue.handedOver.has(handoff) && named.wake(true), PARTIAL_HANDOVER_MS).unref();
+      return;
+    }
     queue.handedOver.delete(handoff);
     queue.lastValue = handoff;
     named.wake();

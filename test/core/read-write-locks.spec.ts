@@ -40,6 +40,24 @@ describe("read-write locks: `mode: 'read' | 'write'` (5 masters)", () => {
     expect(await dbsizesOn(set.clients)).toEqual([0, 0, 0, 0, 0]);
   });
 
+  it('a writer queued behind readers is refused cleanly (no script error) and its ticket holds new readers off; readers return once it leaves', async () => {
+    const [a, b] = [await set.redlock(), await set.redlock()];
+    const resource = resourceName('queued-writer');
+    const reader = await a.acquire(resource, 5_000, { mode: 'read' });
+    const writing = rejectionOf(b.acquire(resource, 5_000, { retryCount: 3, retryDelay: 150, retryJitter: 0 }));
+    await sleep(200); // refused once, then queued with a ticket on every master
+    // No intent key is written for a queued writer: its live ticket is what refuses new readers.
+    expect(await a.tryAcquire(resource, 5_000, { mode: 'read' })).toBeNull();
+    const error = await writing;
+    expect(error).toBeInstanceOf(LockAcquisitionError);
+    // Each master answered "taken" (readers hold the key), not an error of the ticket script.
+    expect((error as LockAcquisitionError).outcomes.map((o) => o.status)).toEqual(Array(5).fill('refused'));
+    const next = await a.tryAcquire(resource, 5_000, { mode: 'read' }); // the writer left the queue
+    expect(next).not.toBeNull();
+    await Promise.all([reader.release(), next!.release()]);
+    expect(await dbsizesOn(set.clients, 1_000)).toEqual([0, 0, 0, 0, 0]);
+  });
+
   it('mixed readers and writers across two instances: never a reader beside a writer, readers do overlap, all complete', async () => {
     const [a, b] = [await set.redlock({ commandTimeout: 200 }), await set.redlock({ commandTimeout: 200 })];
     const resource = resourceName('mixed');
