@@ -3,7 +3,7 @@ import type { AcquireRequest, AcquireRoundKind } from './acquire-round.js';
 import { driftOf } from './clock.js';
 import type { Master } from './master.js';
 import { companionKeyOf } from './cluster-keys.js';
-import { announceFlagFor, releaseChannelFor } from './release-channel.js';
+import { announceFlagFor, handoverChannelLua, releaseChannelFor } from './release-channel.js';
 
 /**
  * Handoff between instances (docs/handoff.md). Waiters for a single-key exclusive lock that were
@@ -11,7 +11,8 @@ import { announceFlagFor, releaseChannelFor } from './release-channel.js';
  * in a per-key queue whose entries lapse unless renewed by the waiter's attempts. On each master:
  * - a release that finds live tickets hands the key over instead of deleting it: to the first
  *   ticket's own value for its TTL (the waiter then holds the lock without an attempt), or, for a
- *   fenced waiter, a short reservation; it publishes the ticket's id, so that only that waiter is
+ *   fenced waiter, a short reservation; it publishes the ticket's id on a channel only the
+ *   waiter's instance follows (`handoverChannelOf`), so that only that waiter is
  *   woken and a newcomer's plain `SET NX` finds the key taken;
  * - a key that is free (no reservation) goes only to the first live ticket (bakery order), so the
  *   masters pick the same winner whoever's commands arrive first.
@@ -61,19 +62,23 @@ if #dead > 0 then redis.call('zremrangebyscore', KEYS[3], '-inf', now) end`;
 /**
  * Hands a key (KEYS[1]; queue KEYS[2], leases KEYS[3]) to the queue's first entry `first`: a direct
  * ticket gets its value for its TTL and leaves the queue; any other gets a reservation for `res` ms.
- * Returns the ticket id and, for a direct handover, the master's time (ms) as the message's tail.
+ * Publishes `head .. '\n' .. ticket id` (and, for a direct handover, `'\n' .. the master's time`,
+ * ms) with `pub` on the handover channel of the ticket's instance (from the release channel `ch`).
  */
 const HAND = `
-local function hand(first, res, now)
+local function hand(first, res, now, pub, ch, head)
   local id, ttl, v = string.match(first, '^(%S+) (%d+) (%S+)$')
+  local tail = first
   if v then
     redis.call('set', KEYS[1], v, 'PX', ttl)
     redis.call('zrem', KEYS[2], first)
     redis.call('zrem', KEYS[3], first)
-    return id .. '\\n' .. now
+    tail = id .. '\\n' .. now
+  else
+    id = first
+    redis.call('set', KEYS[1], '${RESERVED_PREFIX}' .. first, 'PX', res)
   end
-  redis.call('set', KEYS[1], '${RESERVED_PREFIX}' .. first, 'PX', res)
-  return first
+  redis.call(pub, ${handoverChannelLua('ch', 'id')}, head .. '\\n' .. tail)
 end`;
 
 export const HANDOFF_LUA = {
@@ -130,7 +135,8 @@ return {0, rank, now, 0, ahead}`,
   /**
    * KEYS: lock key, queue, leases; ARGV: value, announce ('1', 's' for SPUBLISH, '0'), channel,
    * reservation ms. Compare-and-delete; when announcing and a live ticket waits, hands the key to
-   * the first one instead (see HAND) and publishes `value\nticket[\nmaster time]`; else publishes `value`.
+   * the first one instead (see HAND: `value\nticket[\nmaster time]` to the ticket's instance); else
+   * publishes `value` on the release channel.
    * Returns 2 when it handed the key on, 1 when it deleted it, 0 when the key did not hold the value.
    */
   release: `${HAND}
@@ -147,7 +153,7 @@ if redis.call('exists', KEYS[2]) == 1 then${PRUNE}
     first = redis.call('zrange', KEYS[2], 0, 0)[1]
   end
   if first then
-    redis.call(pub, ARGV[3], ARGV[1] .. '\\n' .. hand(first, ARGV[4], now))
+    hand(first, ARGV[4], now, pub, ARGV[3], ARGV[1])
     return 2
   end
 end
@@ -158,7 +164,7 @@ return 1`,
    * announce ('1', or 's' to SPUBLISH), the ticket's score. Gives a key handed to this waiter on to
    * the first live ticket (see HAND), or frees it when none waits, unless that ticket is not ahead
    * of this waiter in the masters' order (the waiter ahead, not queued here yet, will be: giving the
-   * key to one behind would serve it out of turn); published as `~id\nnext[\ntime]`. Returns 1
+   * key to one behind would serve it out of turn); `~id\nnext[\ntime]` goes to the next ticket's instance. Returns 1
    * when it gave the key on.
    */
   yield: `${HAND}
@@ -170,7 +176,7 @@ if first and (score > tonumber(ARGV[7]) or (score == tonumber(ARGV[7]) and first
 local pub = ARGV[6] == 's' and 'spublish' or 'publish'
 redis.call('del', KEYS[1])
 if first then
-  redis.call(pub, ARGV[2], '${RESERVED_PREFIX}' .. ARGV[5] .. '\\n' .. hand(first, ARGV[3], now))
+  hand(first, ARGV[3], now, pub, ARGV[2], '${RESERVED_PREFIX}' .. ARGV[5])
 else
   redis.call(pub, ARGV[2], '${RESERVED_PREFIX}' .. ARGV[5])
 end
@@ -189,8 +195,8 @@ return 0`,
   /**
    * KEYS: lock key, queue, leases; ARGV: queue entry, channel, reservation ms, ticket id, value
    * given up ('' when the waiter won)[, 's' to SPUBLISH]. Leaves the queue; a reservation for the ticket, or the value
-   * given up, passes to the next live ticket (published as `~id\nnext[\ntime]`), or the key is
-   * freed (published as `~id`).
+   * given up, passes to the next live ticket (`~id\nnext[\ntime]` to its instance), or the key is
+   * freed (`~id` on the release channel).
    */
   withdraw: `${HAND}
 redis.call('zrem', KEYS[2], ARGV[1])
@@ -202,7 +208,7 @@ local pub = ARGV[6] == 's' and 'spublish' or 'publish'
 redis.call('del', KEYS[1])${PRUNE}
 local first = redis.call('zrange', KEYS[2], 0, 0)[1]
 if first then
-  redis.call(pub, ARGV[2], mine .. '\\n' .. hand(first, ARGV[3], now))
+  hand(first, ARGV[3], now, pub, ARGV[2], mine)
 else
   redis.call(pub, ARGV[2], mine)
 end
@@ -393,11 +399,29 @@ export class HandoverLedger {
   /** Ticketed rounds since the last reset: their replies fill in as masters answer. */
   #rounds: { start: number; replies: readonly unknown[] }[] = [];
   #messagesCount = true;
+  /** The replies of the last ticketed round (kept across `reset`). */
+  #last: readonly unknown[] = [];
 
   /** Notes a ticketed round that began at `start` (monotonic ms); its replies are read when needed. */
   note(start: number, replies: readonly unknown[]): void {
     this.#rounds.push({ start, replies });
     if (this.#rounds.length > 8) this.#rounds.shift();
+    this.#last = replies;
+  }
+
+  /**
+   * Per master (of `count`), false when the ticket has surely left that master's queue: the last
+   * ticketed round found the key handed to it there, or that master's handover message (in `seen`,
+   * master times) is later than its reply to that round. Only this waiter's attempts queue its
+   * ticket, so nothing puts it back. A winner withdraws its ticket only where this is true.
+   */
+  mayBeQueued(seen: ReadonlyMap<number, number> | undefined, count: number): boolean[] {
+    return Array.from({ length: count }, (_, i) => {
+      const reply = this.#last[i];
+      if (!Array.isArray(reply) || reply.length < 4) return true;
+      if (reply[0] === 1 && reply[3] === 1) return false;
+      return !((seen?.get(i) ?? -Infinity) > Number(reply[2]));
+    });
   }
 
   /**

@@ -702,6 +702,7 @@ export class Redlock {
           this.#inFlight.delete(attempt);
           this.track(lock);
           won = true;
+          if (ticket?.handover) ledger.note(result.start, result.round.replies);
           // Others of this process queued behind a shared lock may share it too: pass the wake-up on
           // (not with the value: the holder's own release must still wake).
           if (sharedResult?.roomLeft) for (const key of keys) this.#wakeups.released(key, `${value}:granted`);
@@ -774,13 +775,17 @@ export class Redlock {
         }
       }
     } finally {
+      const handedAt = budget.handedAt;
       budget.leave();
       if (writer) shared.withdrawWriter(context, keys, writer); // won or gave up: stop holding readers off
       // Won or gave up: leave every master's queue (sent before this holder's release on each connection);
       // a waiter that gave up also drops its value where a release already handed it over.
       if (ticket) {
         const givenUp = won ? '' : (ticket.handover?.value ?? '');
-        withdrawTicket(this.#masters, keys[0], ticket, context.timeout, givenUp);
+        // A winner's ticket has left the queue of each master that handed it the key: not sent there.
+        const queued = won && ticket.handover ? ledger.mayBeQueued(handedAt, this.#masters.length) : undefined;
+        const masters = queued ? this.#masters.filter((_, i) => queued[i]) : this.#masters;
+        if (masters.length > 0) withdrawTicket(masters, keys[0], ticket, context.timeout, givenUp);
       }
     }
   }

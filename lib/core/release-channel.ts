@@ -9,7 +9,31 @@ import type { Master } from './master.js';
  * releaseChannelOf('lock:orders'); // '__quorum-lock__:lock:orders'
  */
 export function releaseChannelOf(key: string): string {
-  return `__quorum-lock__:${key}`;
+  return `${RELEASE_PREFIX}${key}`;
+}
+
+const RELEASE_PREFIX = '__quorum-lock__:';
+const HANDOVER_PREFIX = '__quorum-lock__@';
+
+/** How many leading characters of a ticket id name the `Redlock` instance that queued it. */
+export const INSTANCE_TAG_LENGTH = 8;
+
+/**
+ * The channel on which a release that hands a key to a queued waiter names it (docs/handoff.md §3):
+ * the key's release channel (`channel`, from `releaseChannelFor`), for the one instance whose tag
+ * begins the waiter's ticket id, so that only that instance receives it. Its own prefix keeps it
+ * apart from every key's release channel; on a cluster node it keeps the release channel's slot.
+ *
+ * @example
+ * handoverChannelOf('__quorum-lock__:lock:orders', 'k3Jx0a_Q'); // '__quorum-lock__@k3Jx0a_Q:lock:orders'
+ */
+export function handoverChannelOf(channel: string, tag: string): string {
+  return `${HANDOVER_PREFIX}${tag}:${channel.slice(RELEASE_PREFIX.length)}`;
+}
+
+/** Lua of `handoverChannelOf(channel, tag of ticket id)`: `channel` and `id` are Lua expressions. */
+export function handoverChannelLua(channel: string, id: string): string {
+  return `'${HANDOVER_PREFIX}' .. string.sub(${id}, 1, ${INSTANCE_TAG_LENGTH}) .. ':' .. string.sub(${channel}, ${RELEASE_PREFIX.length + 1})`;
 }
 
 /**

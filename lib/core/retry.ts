@@ -60,8 +60,11 @@ export interface AttemptQueue {
 export class AttemptBudget {
   /** Tries counted so far toward `retryCount` (turns during which the queue moved are not). */
   attempts = 0;
-  /** The id of this acquisition's ticket on the masters (docs/handoff.md): the handoff names it. */
-  readonly remoteId = randomBytes(12).toString('base64url');
+  /**
+   * The id of this acquisition's ticket on the masters (docs/handoff.md): the handoff names it. It
+   * begins with the instance's tag (`Wakeups.tag`), which picks the channel the handoff is sent on.
+   */
+  readonly remoteId: string;
   /** The acquisition's arrival, wall-clock ms: its place in the masters' queues. */
   readonly arrival = Date.now();
   #immediate: number | undefined;
@@ -78,6 +81,7 @@ export class AttemptBudget {
     private readonly closing: AbortSignal,
   ) {
     this.deadline = policy.acquireTimeout === undefined ? Infinity : now() + policy.acquireTimeout;
+    this.remoteId = queue.wakeups.tag + randomBytes(12).toString('base64url');
   }
 
   /**

@@ -4,7 +4,8 @@ import { now } from './clock.js';
 import { abortableSleep } from './retry.js';
 import { parseReleaseMessage } from './handoff.js';
 import { usesShardedPubSub } from './cluster-probe.js';
-import { releaseChannelFor, releaseChannelOf } from './release-channel.js';
+import { randomBytes } from 'node:crypto';
+import { handoverChannelOf, INSTANCE_TAG_LENGTH, releaseChannelFor, releaseChannelOf } from './release-channel.js';
 
 export { releaseChannelOf };
 
@@ -134,6 +135,11 @@ export class Wakeups {
   readonly #lingering = new Map<string, NodeJS.Timeout>();
   /** When a handover of each key was last seen (monotonic ms), oldest first. */
   readonly #handedOverAt = new Map<string, number>();
+  /**
+   * This instance's tag: its waiters' ticket ids begin with it, and a release that hands a key to
+   * one of them publishes on the handover channel of this tag, which only this instance follows.
+   */
+  readonly tag = randomBytes((INSTANCE_TAG_LENGTH * 3) / 4).toString('base64url');
 
   constructor(
     private readonly masters: readonly Master[],
@@ -273,17 +279,19 @@ export class Wakeups {
     const confirmed = this.masters.map((master, i) => {
       const sub = subscribers[i];
       const channel = releaseChannelFor(master, key);
+      // Releases that free the key, and handovers to this instance's waiters.
+      const channels = [channel, handoverChannelOf(channel, this.tag)];
       // Sharded on a Redis 7+ cluster (known once connect() read INFO); the choice made at
       // SSUBSCRIBE time is the one undone.
       const sharded = on ? master.cluster !== undefined && usesShardedPubSub(master.cluster) : sub.sharded.has(channel);
-      if (on) sub.keys.set(channel, key);
-      else sub.keys.delete(channel);
-      if (sharded) {
-        if (on) sub.sharded.add(channel);
-        else sub.sharded.delete(channel);
-        return on ? sub.client.ssubscribe(channel) : sub.client.sunsubscribe(channel);
+      for (const c of channels) {
+        if (on) sub.keys.set(c, key);
+        else sub.keys.delete(c);
+        if (sharded && on) sub.sharded.add(c);
+        else if (sharded) sub.sharded.delete(c);
       }
-      return on ? sub.client.subscribe(channel) : sub.client.unsubscribe(channel);
+      if (sharded) return on ? sub.client.ssubscribe(...channels) : sub.client.sunsubscribe(...channels);
+      return on ? sub.client.subscribe(...channels) : sub.client.unsubscribe(...channels);
     });
     if (!on) {
       for (const done of confirmed) done.catch(() => undefined);
