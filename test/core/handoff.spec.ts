@@ -13,9 +13,18 @@ import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.
 import { buildChild } from './child-build.js';
 import { HANDOFF_LUA } from '../../lib/core/handoff.js';
 import type { HandoffChildConfig, HandoffChildReport } from './fixtures/handoff-child.js';
-import { resourceName, timed, useMasters } from '../support/index.js';
+import { resourceName, sleep, timed, useMasters, waitFor } from '../support/index.js';
 
 const PROCESSES = 6;
+
+/** The sha1 of the ticket script, as EVALSHA names it. */
+const TICKET_SCRIPT = createHash('sha1').update(HANDOFF_LUA.acquire).digest('hex');
+
+/** True for a command (or MONITOR line: name, then arguments) that runs the ticket script. */
+function isTicketAttempt(name: string | undefined, script: unknown): boolean {
+  const command = name?.toLowerCase();
+  return (command === 'evalsha' && script === TICKET_SCRIPT) || (command === 'eval' && script === HANDOFF_LUA.acquire);
+}
 
 describe('handoff between processes (5 masters)', () => {
   const set = useMasters(5);
@@ -266,5 +275,155 @@ describe('handoff between processes (5 masters)', () => {
     expect(lock.isHeld).toBe(true);
     expect(Date.now() - releasedAt).toBeLessThan(800 + 3_000); // the lease, and head-room for a loaded machine
     await lock.release();
+  }, 30_000);
+
+  it("after its release handed the key on, a process's next acquisition of that key queues with its first attempt: no SET NX", async () => {
+    const resource = resourceName('contended-first');
+    const key = `lock:${resource}`;
+    const p = await set.redlock({ keyPrefix: 'lock:' });
+    const w = await set.redlock({ keyPrefix: 'lock:', retryDelay: 6_000, retryJitter: 0, retryCount: 3 });
+    const sets = async (): Promise<number> => {
+      let calls = 0;
+      for (const c of set.clients)
+        calls += Number(/cmdstat_set:calls=(\d+)/.exec(await c.info('commandstats'))?.[1] ?? 0);
+      return calls;
+    };
+    const first = await p.acquire(resource, 10_000);
+    const waiting = w.acquire(resource, 10_000);
+    await sleep(300); // refused, queued with its ticket, subscribed
+    await first.release(); // hands the key straight to w's ticket: p has seen a handover of it
+    const heldByW = await waiting;
+
+    // A key p never saw contended: its first attempt is the plain SET NX, one per master.
+    let before = await sets();
+    const plain = await p.acquire(resourceName('never-contended'), 10_000);
+    await waitFor(async () => (await sets()) - before >= 5); // the last masters' SETs land after the quorum answered
+    expect((await sets()) - before).toBe(5);
+    await plain.release();
+
+    // The contended key: p's first attempt is the ticket script (refused: w holds), no SET NX.
+    // Nothing else sends a SET meanwhile: w holds, and a handover's SET comes with its release only.
+    before = await sets();
+    const again = timed(p.acquire(resource, 10_000, { retryDelay: 2_000, retryJitter: 0 }));
+    await sleep(300); // the first attempt was refused; p waits for its turn
+    expect((await sets()) - before).toBe(0);
+    const queued = await Promise.all(set.clients.map((c) => c.zcard(`${key}:handoff:queue`)));
+    expect(queued.filter((n) => n === 1).length).toBeGreaterThanOrEqual(3); // p's ticket, with that attempt
+    await heldByW.release(); // hands the key to p's ticket
+    const { value: lock, error } = await again;
+    expect(error).toBeUndefined();
+    expect(lock!.isHeld).toBe(true);
+    await lock!.release();
+  }, 30_000);
+
+  it('a waiter behind others does not poll: with a 10 ms retryDelay it makes a handful of attempts per second, not a hundred', async () => {
+    const resource = resourceName('patient');
+    const key = `lock:${resource}`;
+    const holder = await set.redlock({ keyPrefix: 'lock:' });
+    const fast = { keyPrefix: 'lock:', retryDelay: 10, retryJitter: 5, retryCount: 10_000 };
+    const [w1, w2] = await Promise.all([set.redlock(fast), set.redlock(fast)]);
+    const order: string[] = [];
+    const take = async (redlock: typeof w1, who: string): Promise<void> => {
+      const lock = await redlock.acquire(resource, 10_000);
+      order.push(who);
+      await sleep(20);
+      await lock.release();
+    };
+    const held = await holder.acquire(resource, 10_000);
+    const first = take(w1, 'w1');
+    await sleep(50); // arrival order w1, w2
+    const second = take(w2, 'w2');
+    await sleep(300); // both refused once and queued with their tickets
+    const queue = await set.clients[0].zrange(`${key}:handoff:queue`, '0', '-1');
+    expect(queue).toHaveLength(2);
+    const [id1, id2] = queue.map((member) => member.split(' ')[0]); // entries are `id ttl value`
+    // Each ticketed attempt names its ticket id last: count each waiter's attempts on one master.
+    const base = new Redis(set.urls[0]);
+    const monitor = await base.monitor();
+    const attempts = new Map([
+      [id1, 0],
+      [id2, 0],
+    ]);
+    let counting = false;
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      const id = args[args.length - 1];
+      if (counting && isTicketAttempt(args[0], args[1]) && attempts.has(id)) attempts.set(id, attempts.get(id)! + 1);
+    });
+    try {
+      await sleep(50);
+      counting = true;
+      await sleep(1_000); // the holder still holds: w1 is first in line, w2 behind it
+      counting = false;
+    } finally {
+      monitor.disconnect();
+      base.disconnect();
+    }
+    order.push('holder');
+    await held.release();
+    await Promise.all([first, second]);
+    expect(order).toEqual(['holder', 'w1', 'w2']);
+    // Its lease is 2 × (10 + 5) + 2 × 500 + 100 ms: an attempt every third of it renews the ticket.
+    // Polling every 10 ms it would make dozens; the first in line does (and shows the count works).
+    expect(attempts.get(id2)).toBeGreaterThanOrEqual(1);
+    expect(attempts.get(id2)).toBeLessThanOrEqual(8);
+    expect(attempts.get(id1)).toBeGreaterThan(attempts.get(id2)!);
+  }, 30_000);
+
+  it("a handover that reaches the waiter before its first ticketed attempt's replies is counted: it holds the lock at once", async () => {
+    const resource = resourceName('early-handover');
+    const key = `lock:${resource}`;
+    // A 3 s retry delay: a waiter that missed its handover holds the lock only after it.
+    const options = { keyPrefix: 'lock:', retryDelay: 3_000, retryJitter: 0, retryCount: 3, commandTimeout: 2_000 };
+    const [a, p, w] = await Promise.all([set.redlock(options), set.redlock(options), set.redlock(options)]);
+    // p waits for a's lock and is handed it, so its subscription to the key's channel stays a while
+    // (no new SUBSCRIBE, whose confirmation would wake it, below). Then p's release hands it to w:
+    // p's next acquisition of the key sends its ticket script first.
+    const heldByA = await a.acquire(resource, 10_000);
+    const pWaiting = p.acquire(resource, 10_000);
+    await sleep(300);
+    await heldByA.release();
+    const heldByP = await pWaiting;
+    const wWaiting = w.acquire(resource, 10_000);
+    await sleep(300);
+    await heldByP.release();
+    const heldByW = await wWaiting;
+    // p's ticketed attempt reaches the masters at once, but their replies reach p 300 ms late.
+    let delaying = false;
+    let sent!: () => void;
+    const attemptSent = new Promise<void>((resolve) => (sent = resolve));
+    const original = Redis.prototype.sendCommand;
+    const spy = jest.spyOn(Redis.prototype, 'sendCommand').mockImplementation(function (
+      this: Redis,
+      ...args: Parameters<Redis['sendCommand']>
+    ) {
+      const reply = original.apply(this, args);
+      const [command] = args;
+      if (!delaying || !isTicketAttempt(command.name, command.args[0])) return reply;
+      sent();
+      return (reply as Promise<unknown>).then(
+        (value) => sleep(300, value),
+        (error: unknown) => sleep(300).then(() => Promise.reject(error as Error)),
+      );
+    });
+    try {
+      delaying = true;
+      const again = p.acquire(resource, 10_000);
+      await attemptSent;
+      await sleep(100);
+      await heldByW.release(); // hands the key to p's ticket: the messages reach p before its replies
+      const releasedAt = Date.now();
+      const lock = await again;
+      const ms = Date.now() - releasedAt;
+      delaying = false;
+      // Had p dropped the messages (not yet in its process's queue), it would wait its 3 s delay.
+      expect(ms).toBeLessThan(1_500);
+      const values = await Promise.all(set.clients.map((c) => c.get(key)));
+      expect(values.filter((v) => v === lock.value).length).toBeGreaterThanOrEqual(3);
+      expect(lock.isHeld).toBe(true);
+      await lock.release();
+    } finally {
+      delaying = false;
+      spy.mockRestore();
+    }
   }, 30_000);
 });
