@@ -655,10 +655,11 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
   const foreignAll = history.foreignWrites.filter((w) => isLockKey(w.key));
   const foreignWrites = foreignAll.filter((w) => !reconstructed(w.m, w.t));
   const foreignAfterReload = foreignAll.length - foreignWrites.length;
+  const f0 = foreignWrites[0];
   fail(
     "release or extend of another holder's key",
     foreignWrites.length,
-    'a script deleted or renewed a key that held another value',
+    `a script deleted or renewed a key that held another value (first: ${f0?.op} of ${f0?.key} on master ${f0?.m} at ${f0?.t.toFixed(1)} ms, holding ${f0?.value}, by a script with arguments ${JSON.stringify(f0?.scriptArgs ?? [f0?.scriptValue])})`,
   );
   fail(
     'failed attempt left its keys',

@@ -235,7 +235,16 @@ export interface HistoryAnalysis {
   byValue: Map<string, Holding[]>;
   removals: Removal[];
   /** Lua DEL or PEXPIRE applied to a key holding another value than the script's (a release or extend without the value check). */
-  foreignWrites: { t: number; m: number; key: string; value: string; scriptValue: string; op: string }[];
+  /** Lua writes to a key held by another value; `scriptArgs`: the script's arguments after its keys. */
+  foreignWrites: {
+    t: number;
+    m: number;
+    key: string;
+    value: string;
+    scriptValue: string;
+    op: string;
+    scriptArgs?: string[];
+  }[];
 }
 
 const TOLERANCE_MS = 2; // a key whose PX ran out within this much is treated as gone (Redis's own expiry granularity)
@@ -364,7 +373,16 @@ export function analyseHistory(events: readonly MasterEvent[], masterCount: numb
         // holding as a release; over anyone else's value it is a foreign write.
         if (cur) {
           const own = e.lua && carries(e, cur.h.value);
-          if (!own) foreignWrites.push({ t: e.t, m: e.m, key, value: cur.h.value, scriptValue: e.sv ?? '', op: 'set' });
+          if (!own)
+            foreignWrites.push({
+              t: e.t,
+              m: e.m,
+              key,
+              value: cur.h.value,
+              scriptArgs: e.sa,
+              scriptValue: e.sv ?? '',
+              op: 'set',
+            });
           const h = close(e.m, key, e.t, own ? 'released' : 'foreign-release');
           if (h && !own) pendingRemovals.push({ r: { t: e.t, m: e.m, key, value: h.value, cause: 'foreign-release' } });
         }
@@ -385,7 +403,15 @@ export function analyseHistory(events: readonly MasterEvent[], masterCount: numb
       if (cur && e.lua && !carries(e, cur.h.value)) cur = provenNx(e, key, cur);
       if (!cur) continue;
       if (e.sv !== undefined && !carries(e, cur.h.value))
-        foreignWrites.push({ t: e.t, m: e.m, key, value: cur.h.value, scriptValue: e.sv, op: 'pexpire' });
+        foreignWrites.push({
+          t: e.t,
+          m: e.m,
+          key,
+          value: cur.h.value,
+          scriptArgs: e.sa,
+          scriptValue: e.sv,
+          op: 'pexpire',
+        });
       cur.expiresAt = e.t + Number(ms);
       cur.h.renewals.push(e.t);
     } else if (op === 'del') {
@@ -394,7 +420,16 @@ export function analyseHistory(events: readonly MasterEvent[], masterCount: numb
         if (cur && e.lua && !carries(e, cur.h.value)) cur = provenNx(e, key, cur);
         if (!cur) continue;
         const foreign = e.lua && e.sv !== undefined && !carries(e, cur.h.value);
-        if (foreign) foreignWrites.push({ t: e.t, m: e.m, key, value: cur.h.value, scriptValue: e.sv!, op: 'del' });
+        if (foreign)
+          foreignWrites.push({
+            t: e.t,
+            m: e.m,
+            key,
+            value: cur.h.value,
+            scriptArgs: e.sa,
+            scriptValue: e.sv!,
+            op: 'del',
+          });
         const cause = !e.lua ? 'nemesis-del' : foreign ? 'foreign-release' : 'released';
         const h = close(e.m, key, e.t, cause);
         if (h && cause !== 'released') pendingRemovals.push({ r: { t: e.t, m: e.m, key, value: h.value, cause } });
