@@ -15,8 +15,8 @@
  * - give-ups: acquire calls that rejected (the library's retry budget ran out); the caller asks again;
  * - Jain's index over the processes' acquisition counts (1 = perfectly even);
  * - overlaps: an acquisition stamped before the previous holder's release stamp (must be 0);
- * - commands per acquisition: the commands the 5 masters processed during the row (INFO
- *   `total_commands_processed`, summed), divided by the acquisitions: what the contention costs Redis.
+ * - master CPU per acquisition: the CPU time the 5 masters used during the row (INFO `used_cpu_sys` +
+ *   `used_cpu_user`, summed), divided by the acquisitions, in µs: what the contention costs Redis.
  */
 import { fork } from 'node:child_process';
 import { Redis } from 'ioredis';
@@ -97,7 +97,7 @@ interface Row {
   giveUps: number;
   jain: number;
   overlaps: number;
-  commandsPerAcquisition: number;
+  masterCpuPerAcquisition: number;
   perProcess: number[];
   errors: string[];
 }
@@ -130,10 +130,10 @@ async function runOne(
   );
   const start = mono() + 100;
   const end = start + seconds * 1000;
-  const commandsBefore = await commandsProcessed(urls);
+  const cpuBefore = await mastersCpu(urls);
   for (const c of children) c.send({ start, end });
   const all = await Promise.all(reports);
-  const commands = (await commandsProcessed(urls)) - commandsBefore;
+  const cpu = (await mastersCpu(urls)) - cpuBefore;
   const events = all.flatMap((r, p) => r.samples.map((s) => ({ ...s, p }))).sort((a, b) => a.acquiredAt - b.acquiredAt);
   const waits: number[] = [];
   const gaps: number[] = [];
@@ -174,19 +174,21 @@ async function runOne(
     giveUps: all.reduce((n, r) => n + r.giveUps, 0),
     jain: jain(perProcess),
     overlaps,
-    commandsPerAcquisition: commands / Math.max(1, events.length),
+    masterCpuPerAcquisition: (cpu * 1e6) / Math.max(1, events.length),
     perProcess,
     errors: [...new Set(all.flatMap((r) => r.errors))].slice(0, 2),
   };
 }
 
-/** The commands the masters have processed so far, summed (INFO stats). */
-async function commandsProcessed(urls: readonly string[]): Promise<number> {
+/** The CPU time the masters have used so far, in seconds, summed (INFO cpu: system + user). */
+async function mastersCpu(urls: readonly string[]): Promise<number> {
   const counts = await Promise.all(
     urls.map(async (url) => {
       const client = new Redis(url);
       try {
-        return Number(/total_commands_processed:(\d+)/.exec(await client.info('stats'))?.[1] ?? 0);
+        const info = await client.info('cpu');
+        const seconds = (name: string): number => Number(new RegExp(`${name}:([\\d.]+)`).exec(info)?.[1] ?? 0);
+        return seconds('used_cpu_sys') + seconds('used_cpu_user');
       } finally {
         client.disconnect();
       }
@@ -211,12 +213,12 @@ function markdown(rows: Row[], command: string, holdMs: number, seconds: number)
     out.push(
       `## ${procs} processes`,
       '',
-      '| library | profile | handoffs/s | acquisitions/s | wait p50 | wait p99 | idle gap p50 | idle gap max | give-ups | Jain | overlaps | commands/acq |',
+      '| library | profile | handoffs/s | acquisitions/s | wait p50 | wait p99 | idle gap p50 | idle gap max | give-ups | Jain | overlaps | master CPU µs/acq |',
       '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     );
     for (const r of rows.filter((x) => x.procs === procs))
       out.push(
-        `| ${r.lib} | ${r.profile} | ${f1(r.handoffsPerSec)} | ${f1(r.acquisitionsPerSec)} | ${f1(r.waitP50)} | ${f1(r.waitP99)} | ${f1(r.idleGapP50)} | ${f1(r.idleGapMax)} | ${r.giveUps} | ${r.jain.toFixed(3)} | ${r.overlaps} | ${f1(r.commandsPerAcquisition)} |`,
+        `| ${r.lib} | ${r.profile} | ${f1(r.handoffsPerSec)} | ${f1(r.acquisitionsPerSec)} | ${f1(r.waitP50)} | ${f1(r.waitP99)} | ${f1(r.idleGapP50)} | ${f1(r.idleGapMax)} | ${r.giveUps} | ${r.jain.toFixed(3)} | ${r.overlaps} | ${f1(r.masterCpuPerAcquisition)} |`,
       );
     out.push('');
   }
@@ -252,7 +254,7 @@ async function main(): Promise<void> {
           const row = await runOne(lib, profile, procs, masters.urls, holdMs, seconds, `xproc:${n++}`);
           rows.push(row);
           console.log(
-            `${procs}p ${lib} ${profile}: ${f1(row.handoffsPerSec)} handoffs/s, ${f1(row.acquisitionsPerSec)} acq/s, wait p50 ${f1(row.waitP50)} p99 ${f1(row.waitP99)}, gap max ${f1(row.idleGapMax)}, give-ups ${row.giveUps}, Jain ${row.jain.toFixed(3)}, overlaps ${row.overlaps}, ${f1(row.commandsPerAcquisition)} commands/acq`,
+            `${procs}p ${lib} ${profile}: ${f1(row.handoffsPerSec)} handoffs/s, ${f1(row.acquisitionsPerSec)} acq/s, wait p50 ${f1(row.waitP50)} p99 ${f1(row.waitP99)}, gap max ${f1(row.idleGapMax)}, give-ups ${row.giveUps}, Jain ${row.jain.toFixed(3)}, overlaps ${row.overlaps}, master CPU ${f1(row.masterCpuPerAcquisition)} µs/acq`,
           );
         }
       }

@@ -317,24 +317,35 @@ export function handoverValue(id: string, score: number, random: string): string
 
 /**
  * Gives the keys handed to this waiter on to the first ticket of each master's queue (a split
- * handover, docs/handoff.md §3): sent on every connection before the waiter's next attempt.
+ * handover, docs/handoff.md §6): sent on every connection before the waiter's next attempt.
+ * Resolves to false when surely no master gave anything on (each answered 0), so that what the
+ * waiter knows still holds.
  */
-export function yieldHandover(masters: readonly Master[], key: string, ticket: HandoffTicket, reserveMs: number): void {
-  for (const m of masters)
-    void handoffClient(m)
-      .quorumLockTicketYield(
-        3,
-        key,
-        ...queueKeysOf(key, m),
-        ticket.handover!.value,
-        releaseChannelFor(m, key),
-        String(Math.ceil(reserveMs)),
-        memberOf(ticket),
-        ticket.id,
-        announceFlagFor(m, true),
-        ticket.score,
-      )
-      .catch(() => undefined);
+export async function yieldHandover(
+  masters: readonly Master[],
+  key: string,
+  ticket: HandoffTicket,
+  reserveMs: number,
+): Promise<boolean> {
+  const replies = await Promise.all(
+    masters.map((m) =>
+      handoffClient(m)
+        .quorumLockTicketYield(
+          3,
+          key,
+          ...queueKeysOf(key, m),
+          ticket.handover!.value,
+          releaseChannelFor(m, key),
+          String(Math.ceil(reserveMs)),
+          memberOf(ticket),
+          ticket.id,
+          announceFlagFor(m, true),
+          ticket.score,
+        )
+        .catch(() => undefined),
+    ),
+  );
+  return replies.some((r) => r !== 0);
 }
 
 /**

@@ -717,8 +717,9 @@ export class Redlock {
           if (shouldYield(result.round.replies)) {
             // A split handover: the masters' queues differed for a moment (a ticket registered while
             // the release ran). The waiter behind gives its masters on to the first ticket.
-            yieldHandover(this.#masters, keys[0], ticket, context.timeout);
-            ledger.reset();
+            // What it knew no longer holds where a master gave its key on (late messages could be stale).
+            const gave = await budget.bound(yieldHandover(this.#masters, keys[0], ticket, context.timeout));
+            if (gave !== false) ledger.reset();
           }
         }
         if (queues && result.outcome === 'votes' && !budget.exhausted) {
@@ -742,7 +743,9 @@ export class Redlock {
               budget.uncount();
               // Releases hand the key on in ticket order and name the ticket (docs/handoff.md §3):
               // a waiter behind others need not poll, only renew its ticket before the lease lapses.
-              budget.waitAtLeast(ticket.lease / 3);
+              // Not without pub/sub (nothing would name it), nor while it holds part of a split (§6).
+              const granted = result.round.outcomes.some((o) => o?.status === 'granted');
+              if (this.options.wakeOnRelease && !granted) budget.waitAtLeast(ticket.lease / 3);
             }
           }
         }
@@ -845,7 +848,11 @@ export class Redlock {
           const refused = started.round.outcomes.map((o) => o?.status === 'refused');
           if (refused.every(Boolean)) return Promise.resolve();
           const { ticket } = request;
-          if (!ticket) return this.releaseKeys(request.keys, request.value, context.timeout, false, refused).settled;
+          // One key: the undo frees it like a release, handing it to the first queued waiter, if any
+          // (after simultaneous first attempts split the votes, the stale values go straight to the
+          // first ticket instead of waiting for its next attempt).
+          const announce = request.keys.length === 1;
+          if (!ticket) return this.releaseKeys(request.keys, request.value, context.timeout, announce, refused).settled;
           return voteRound(
             this.#masters.filter((_, i) => !refused[i]),
             this.quorum,

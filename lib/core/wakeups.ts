@@ -270,7 +270,7 @@ export class Wakeups {
     } else if (!on) {
       // A waiter that subscribes only when it starts waiting can miss a release that comes sooner
       // than the SUBSCRIBE: under steady contention the subscription stays.
-      const timer = setTimeout(() => (this.#lingering.delete(key), this.listen(key, false)), LINGER_MS);
+      const timer = setTimeout(() => this.listen(key, false), LINGER_MS); // with the entry there: unsubscribes
       timer.unref();
       this.#lingering.set(key, timer);
       return;

@@ -290,7 +290,9 @@ describe('handoff between processes (5 masters)', () => {
     };
     const first = await p.acquire(resource, 10_000);
     const waiting = w.acquire(resource, 10_000);
-    await sleep(300); // refused, queued with its ticket, subscribed
+    await waitFor(async () =>
+      (await Promise.all(set.clients.map((c) => c.zcard(`${key}:handoff:queue`)))).every((q) => q >= 1),
+    ); // w refused, queued with its ticket everywhere
     await first.release(); // hands the key straight to w's ticket: p has seen a handover of it
     const heldByW = await waiting;
 
@@ -333,7 +335,9 @@ describe('handoff between processes (5 masters)', () => {
     const first = take(w1, 'w1');
     await sleep(50); // arrival order w1, w2
     const second = take(w2, 'w2');
-    await sleep(300); // both refused once and queued with their tickets
+    await waitFor(async () =>
+      (await Promise.all(set.clients.map((c) => c.zcard(`${key}:handoff:queue`)))).every((q) => q >= 2),
+    ); // both refused once and queued with their tickets
     const queue = await set.clients[0].zrange(`${key}:handoff:queue`, '0', '-1');
     expect(queue).toHaveLength(2);
     const [id1, id2] = queue.map((member) => member.split(' ')[0]); // entries are `id ttl value`
@@ -380,11 +384,15 @@ describe('handoff between processes (5 masters)', () => {
     // p's next acquisition of the key sends its ticket script first.
     const heldByA = await a.acquire(resource, 10_000);
     const pWaiting = p.acquire(resource, 10_000);
-    await sleep(300);
+    await waitFor(async () =>
+      (await Promise.all(set.clients.map((c) => c.zcard(`${key}:handoff:queue`)))).every((q) => q >= 1),
+    ); // p queued with its ticket everywhere
     await heldByA.release();
     const heldByP = await pWaiting;
     const wWaiting = w.acquire(resource, 10_000);
-    await sleep(300);
+    await waitFor(async () =>
+      (await Promise.all(set.clients.map((c) => c.zcard(`${key}:handoff:queue`)))).every((q) => q >= 1),
+    ); // w queued with its ticket everywhere
     await heldByP.release();
     const heldByW = await wWaiting;
     // p's ticketed attempt reaches the masters at once, but their replies reach p 300 ms late.

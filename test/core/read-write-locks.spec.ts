@@ -7,6 +7,7 @@ import {
   resourceName,
   sleep,
   useMasters,
+  waitFor,
   whilePaused,
 } from '../support/index.js';
 import {
@@ -45,14 +46,20 @@ describe("read-write locks: `mode: 'read' | 'write'` (5 masters)", () => {
     const resource = resourceName('queued-writer');
     const reader = await a.acquire(resource, 5_000, { mode: 'read' });
     const writing = rejectionOf(b.acquire(resource, 5_000, { retryCount: 3, retryDelay: 150, retryJitter: 0 }));
-    await sleep(200); // refused once, then queued with a ticket on every master
+    const queue = `lock:${resource}:handoff:queue`;
+    await waitFor(async () => (await Promise.all(set.clients.map((c) => c.zcard(queue)))).every((n) => n === 1));
     // No intent key is written for a queued writer: its live ticket is what refuses new readers.
     expect(await a.tryAcquire(resource, 5_000, { mode: 'read' })).toBeNull();
     const error = await writing;
     expect(error).toBeInstanceOf(LockAcquisitionError);
     // Each master answered "taken" (readers hold the key), not an error of the ticket script.
     expect((error as LockAcquisitionError).outcomes.map((o) => o.status)).toEqual(Array(5).fill('refused'));
-    const next = await a.tryAcquire(resource, 5_000, { mode: 'read' }); // the writer left the queue
+    expect(await Promise.all(set.clients.map((c) => c.exists(`lock:${resource}:writer-waiting`)))).toEqual([
+      0, 0, 0, 0, 0,
+    ]);
+    // The writer left the queue (its withdrawal is sent without waiting): readers are admitted again.
+    await waitFor(async () => (await Promise.all(set.clients.map((c) => c.zcard(queue)))).every((n) => n === 0));
+    const next = await a.tryAcquire(resource, 5_000, { mode: 'read' });
     expect(next).not.toBeNull();
     await Promise.all([reader.release(), next!.release()]);
     expect(await dbsizesOn(set.clients, 1_000)).toEqual([0, 0, 0, 0, 0]);

@@ -43,6 +43,54 @@ describe('wake-up on release (3 masters)', () => {
     await lock!.release();
   });
 
+  it('with wakeOnRelease: false, a waiter behind another keeps its retry delay: nothing would name it', async () => {
+    const holder = await set.redlock();
+    const quiet = { retryJitter: 0, retryCount: 100, wakeOnRelease: false };
+    const a = await set.redlock({ ...quiet, retryDelay: 1_500 }); // first in line, polls rarely
+    const b = await set.redlock({ ...quiet, retryDelay: 50 });
+    const resource = resourceName('no-pubsub-queue');
+    const held = await holder.acquire(resource, 10_000);
+    const first = a.acquire(resource, 10_000);
+    await sleep(100);
+    const second = b.acquire(resource, 10_000);
+    await sleep(300); // both queued on the masters, b behind a
+    // Now b's attempts are nearly all the scripts master 0 runs: every 50 ms, not every third of
+    // its lease (~400 ms), since no release message will ever name it.
+    const scripts = async (): Promise<number> =>
+      Number(/cmdstat_evalsha:calls=(\d+)/.exec(await set.clients[0].info('commandstats'))?.[1] ?? 0);
+    const before = await scripts();
+    await sleep(800);
+    expect((await scripts()) - before).toBeGreaterThanOrEqual(8);
+    await held.release();
+    await (await first).release();
+    await (await second).release();
+  });
+
+  it('a key nobody waits for any more is unsubscribed once its linger (2 s) is over', async () => {
+    const holder = await set.redlock();
+    const waiter = await set.redlock({ retryDelay: 5_000, retryJitter: 0 });
+    const resource = resourceName('linger');
+    const channel = `__quorum-lock__:lock:${resource}`;
+    const subscribers = async (): Promise<number> => {
+      const counts = await Promise.all(
+        set.clients.map((c) => c.call('PUBSUB', 'NUMSUB', channel) as Promise<[string, number]>),
+      );
+      return counts.reduce((sum, [, n]) => sum + Number(n), 0);
+    };
+    const held = await holder.acquire(resource, 10_000);
+    const waiting = waiter.acquire(resource, 10_000);
+    await sleep(200);
+    expect(await subscribers()).toBe(3); // the waiter's instance, on every master
+    await held.release();
+    await (await waiting).release();
+    await sleep(500);
+    expect(await subscribers()).toBe(3); // still listened to for a while: a key contended again soon
+    await sleep(2_500);
+    expect(await subscribers()).toBe(0);
+    const patterns = await Promise.all(set.clients.map((c) => c.call('PUBSUB', 'CHANNELS', '__quorum-lock__*')));
+    expect(patterns.flat()).toEqual([]); // the handover channel too
+  });
+
   it('when a holder dies without releasing, the waiter gets the lock through its fallback retries', async () => {
     const crashed = await set.redlock();
     const waiter = await set.redlock({ retryDelay: 50, retryJitter: 10, retryCount: 40 });
