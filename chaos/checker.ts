@@ -277,9 +277,14 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
     // w1 ≤ … ≤ wk, a quorum holds it only until w(k−quorum+1) + TTL. On the plain path those writes fall
     // inside the winning attempt, after its start; a handed-over key is written by the releaser's
     // script, after the waiter's ticket scripts (which carry its value) ran: first sightings are no anchor.
+    // A ticket script that finds the value already there renews it with the full TTL (`PEXPIRE`): on
+    // that master the key then lives from that renewal, the latest write before the grant.
     const writes = new Map<number, number>();
     for (const h of history.byValue.get(s.value) ?? [])
-      if (h.key === keyOf(s) && h.from <= s.start + 5) writes.set(h.m, Math.max(writes.get(h.m) ?? -Infinity, h.from));
+      if (h.key === keyOf(s) && h.from <= s.start + 5) {
+        const renewed = h.renewals.filter((t) => t <= s.start + 5);
+        writes.set(h.m, Math.max(writes.get(h.m) ?? -Infinity, h.from, ...renewed));
+      }
     const w = [...writes.values()].sort((a, b) => a - b);
     const anchor = w.length >= quorum ? w[w.length - quorum] : first;
     let bound = anchor - delayAt(s.client, anchor) + validity;
@@ -338,12 +343,15 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
   const stoppedAcross = (client: string, from: number, to: number) =>
     result.pauses.find((p) => p.client === client && p.start <= to && p.end >= from);
   let grantedAfterWindow = 0;
+  let lateGrant = '';
   const checkAfterWindow = { explained: 0, unexplained: 0 };
   for (const s of sections) {
     const bound = bounds.get(s.id)!;
     if (bound === -Infinity) continue;
-    if (s.start > bound + 1) grantedAfterWindow++;
-    else if (!s.abortedAtCheck && s.checkedAt > bound + 1) {
+    if (s.start > bound + 1) {
+      grantedAfterWindow++;
+      lateGrant ||= `first: ${s.id} on ${s.resource}, requested at ${s.requestedAt.toFixed(1)}, granted at ${s.start.toFixed(1)}, bound ${bound.toFixed(1)} ms`;
+    } else if (!s.abortedAtCheck && s.checkedAt > bound + 1) {
       if (stoppedAcross(s.client, bound - 100, s.checkedAt)) checkAfterWindow.explained++;
       else checkAfterWindow.unexplained++;
     }
@@ -634,7 +642,7 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
   fail(
     'granted after its window',
     grantedAfterWindow,
-    'the library handed out a lock whose independently bounded validity had already ended',
+    `the library handed out a lock whose independently bounded validity had already ended (${lateGrant})`,
   );
   fail(
     'work past the window',

@@ -125,8 +125,9 @@ export class Ticket {
 /**
  * Wake-up on release. Waiters queue per key, in arrival order. When the lock on a key is released,
  * the head of its queue is woken at once: directly when the release happened in this process, and
- * through Redis pub/sub (the release script publishes on the key's channel) when it happened in
- * another. One subscriber connection per master, opened on first need and shared by all waiters.
+ * through Redis pub/sub when it happened in another (a release that frees the key publishes on the
+ * key's channel; one that hands it to a queued waiter, on that waiter's instance's handover channel).
+ * One subscriber connection per master, opened on first need and shared by all waiters.
  */
 export class Wakeups {
   readonly #queues = new Map<string, KeyQueue>();

@@ -227,6 +227,22 @@ describe('the handoff as the masters record it', () => {
     expect(run([held('waiter', 1_505)], events)).toEqual([]);
   });
 
+  it('bounds a grant from the renewal by its own ticket script when the key had been handed over long before', () => {
+    // Handed over at 1,500 (the waiter missed the message: a partition); its attempt at 2,450 finds
+    // its value and renews it with the full TTL: the key lives until 3,450, the grant at 2,600 is in time.
+    const events = onAll((m) => [
+      { t: 1_000, m, kind: 'cmd', args: ['set', key, 'holder', 'PX', '1000', 'NX'], lua: false },
+      { t: 1_500, m, kind: 'cmd', args: ['del', key], lua: true, sv: 'holder' },
+      { t: 1_500, m, kind: 'cmd', args: ['set', key, 'waiter', 'PX', '1000'], lua: true, sv: 'holder' },
+      { t: 2_450, m, kind: 'cmd', args: ['pexpire', key, '1000'], lua: true, sv: 'waiter' },
+      { t: 2_620, m, kind: 'cmd', args: ['del', key], lua: true, sv: 'waiter' },
+    ]);
+    expect(run([held('waiter', 2_600)], events)).toEqual([]);
+    // The bound from the handover alone ends at 1,500 + TTL − drift: that grant would be past it.
+    const renewal = events.filter((e) => e.kind === 'cmd' && e.args[0] !== 'pexpire');
+    expect(run([held('waiter', 2_600)], renewal)).toContain('granted after its window');
+  });
+
   it("takes a withdrawal's queue entry (`ticket ttl value`) as acting for that value, and any other script as foreign", () => {
     const set: MasterEvent[] = onAll((m) => [
       { t: 100, m, kind: 'cmd', args: ['set', key, 'mine', 'PX', '1000', 'NX'], lua: false },
