@@ -257,6 +257,10 @@ export function analyseHistory(events: readonly MasterEvent[], masterCount: numb
   const removals: Removal[] = [];
   const foreignWrites: HistoryAnalysis['foreignWrites'] = [];
   const state: Map<string, { h: Holding; expiresAt: number }>[] = Array.from({ length: masterCount }, () => new Map());
+  // Handoff reservations (`~ticket`): no holder, but the key is taken, so a SET NX meanwhile failed.
+  // Key -> when the reservation lapses.
+  const reserved: Map<string, number>[] = Array.from({ length: masterCount }, () => new Map());
+  const isReserved = (m: number, key: string, t: number) => (reserved[m].get(key) ?? -Infinity) > t + TOLERANCE_MS;
   const pendingRemovals: { r: Omit<Removal, 'heldOnBefore'> }[] = [];
 
   const close = (m: number, key: string, t: number, end: EndCause) => {
@@ -330,6 +334,7 @@ export function analyseHistory(events: readonly MasterEvent[], masterCount: numb
     if (consumed.has(e)) continue;
     if (e.kind === 'attached') continue;
     if (e.kind === 'wipe') {
+      reserved[e.m].clear();
       for (const key of [...state[e.m].keys()]) {
         const h = live(e.m, key, e.t) && close(e.m, key, e.t, 'wiped');
         if (h) pendingRemovals.push({ r: { t: e.t, m: e.m, key, value: h.value, cause: 'wiped' } });
@@ -337,6 +342,7 @@ export function analyseHistory(events: readonly MasterEvent[], masterCount: numb
       continue;
     }
     if (e.kind === 'evicted') {
+      if (!state[e.m].has(e.key)) reserved[e.m].delete(e.key);
       const h = live(e.m, e.key, e.t) && close(e.m, e.key, e.t, 'evicted');
       if (h) pendingRemovals.push({ r: { t: e.t, m: e.m, key: e.key, value: h.value, cause: 'evicted' } });
       continue;
@@ -363,10 +369,12 @@ export function analyseHistory(events: readonly MasterEvent[], masterCount: numb
         evictEarly(e.m, key, e.t);
         cur = live(e.m, key, e.t);
       }
-      if (nx && cur) {
+      if (nx && (cur || isReserved(e.m, key, e.t))) {
         refusedNx.set(`${e.m} ${key}`, [...(refusedNx.get(`${e.m} ${key}`) ?? []), { t: e.t, value, px }]);
-        continue; // SET NX refused: the key is held
+        continue; // SET NX refused: the key is held (or reserved for a waiter)
       }
+      if (value.startsWith(RESERVED_PREFIX)) reserved[e.m].set(key, e.t + px);
+      else reserved[e.m].delete(key);
       if (value.startsWith(RESERVED_PREFIX)) {
         // A handoff reservation (lib/core/handoff.ts) holds the key for the first waiter; it is no
         // holder. Written by a release script over the releasing holder's own value, it ends that
@@ -416,6 +424,7 @@ export function analyseHistory(events: readonly MasterEvent[], masterCount: numb
       cur.h.renewals.push(e.t);
     } else if (op === 'del') {
       for (const key of rest) {
+        reserved[e.m].delete(key);
         let cur = live(e.m, key, e.t);
         if (cur && e.lua && !carries(e, cur.h.value)) cur = provenNx(e, key, cur);
         if (!cur) continue;

@@ -243,6 +243,28 @@ describe('the handoff as the masters record it', () => {
     expect(run([held('waiter', 2_600)], renewal)).toContain('granted after its window');
   });
 
+  it("sees a SET NX on a key reserved for a fenced waiter as refused: the waiter's withdrawal that frees it is no foreign write", () => {
+    const events = onAll((m) => [
+      { t: 1_000, m, kind: 'cmd', args: ['set', key, 'holder', 'PX', '1000', 'NX'], lua: false },
+      // the holder's release reserves the key for the fenced ticket `tk`
+      { t: 1_500, m, kind: 'cmd', args: ['del', key], lua: true, sv: 'holder' },
+      { t: 1_500, m, kind: 'cmd', args: ['set', key, '~tk', 'PX', '200'], lua: true, sv: 'holder' },
+      // a newcomer's SET NX finds the reservation (MONITOR logs it all the same)
+      { t: 1_550, m, kind: 'cmd', args: ['set', key, 'newcomer', 'PX', '1000', 'NX'], lua: false },
+      // `tk` won elsewhere: its withdrawal drops its own reservation here
+      {
+        t: 1_600,
+        m,
+        kind: 'cmd',
+        args: ['del', key],
+        lua: true,
+        sv: 'tk',
+        sa: ['__quorum-lock__:x', '200', 'tk', '', '1'],
+      },
+    ]);
+    expect(run([], events)).toEqual([]);
+  });
+
   it("takes a withdrawal's queue entry (`ticket ttl value`) as acting for that value, and any other script as foreign", () => {
     const set: MasterEvent[] = onAll((m) => [
       { t: 100, m, kind: 'cmd', args: ['set', key, 'mine', 'PX', '1000', 'NX'], lua: false },
