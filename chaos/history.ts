@@ -284,6 +284,9 @@ export function analyseHistory(events: readonly MasterEvent[], masterCount: numb
     }
     return cur;
   };
+  /** Records a Lua write (`op`) to `key` while it held `value`, by a script that does not carry it. */
+  const foreign = (e: MasterEvent & { kind: 'cmd' }, key: string, value: string, op: string) =>
+    foreignWrites.push({ t: e.t, m: e.m, key, value, scriptArgs: e.sa, scriptValue: e.sv ?? '', op });
   const seen = (value: string | undefined, t: number) => {
     if (value !== undefined && !firstSeen.has(value)) firstSeen.set(value, t);
   };
@@ -381,16 +384,7 @@ export function analyseHistory(events: readonly MasterEvent[], masterCount: numb
         // holding as a release; over anyone else's value it is a foreign write.
         if (cur) {
           const own = e.lua && carries(e, cur.h.value);
-          if (!own)
-            foreignWrites.push({
-              t: e.t,
-              m: e.m,
-              key,
-              value: cur.h.value,
-              scriptArgs: e.sa,
-              scriptValue: e.sv ?? '',
-              op: 'set',
-            });
+          if (!own) foreign(e, key, cur.h.value, 'set');
           const h = close(e.m, key, e.t, own ? 'released' : 'foreign-release');
           if (h && !own) pendingRemovals.push({ r: { t: e.t, m: e.m, key, value: h.value, cause: 'foreign-release' } });
         }
@@ -410,16 +404,7 @@ export function analyseHistory(events: readonly MasterEvent[], masterCount: numb
       let cur = live(e.m, key, e.t);
       if (cur && e.lua && !carries(e, cur.h.value)) cur = provenNx(e, key, cur);
       if (!cur) continue;
-      if (e.sv !== undefined && !carries(e, cur.h.value))
-        foreignWrites.push({
-          t: e.t,
-          m: e.m,
-          key,
-          value: cur.h.value,
-          scriptArgs: e.sa,
-          scriptValue: e.sv,
-          op: 'pexpire',
-        });
+      if (e.sv !== undefined && !carries(e, cur.h.value)) foreign(e, key, cur.h.value, 'pexpire');
       cur.expiresAt = e.t + Number(ms);
       cur.h.renewals.push(e.t);
     } else if (op === 'del') {
@@ -428,18 +413,9 @@ export function analyseHistory(events: readonly MasterEvent[], masterCount: numb
         let cur = live(e.m, key, e.t);
         if (cur && e.lua && !carries(e, cur.h.value)) cur = provenNx(e, key, cur);
         if (!cur) continue;
-        const foreign = e.lua && e.sv !== undefined && !carries(e, cur.h.value);
-        if (foreign)
-          foreignWrites.push({
-            t: e.t,
-            m: e.m,
-            key,
-            value: cur.h.value,
-            scriptArgs: e.sa,
-            scriptValue: e.sv!,
-            op: 'del',
-          });
-        const cause = !e.lua ? 'nemesis-del' : foreign ? 'foreign-release' : 'released';
+        const other = e.lua && e.sv !== undefined && !carries(e, cur.h.value);
+        if (other) foreign(e, key, cur.h.value, 'del');
+        const cause = !e.lua ? 'nemesis-del' : other ? 'foreign-release' : 'released';
         const h = close(e.m, key, e.t, cause);
         if (h && cause !== 'released') pendingRemovals.push({ r: { t: e.t, m: e.m, key, value: h.value, cause } });
       }
