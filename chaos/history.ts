@@ -257,10 +257,14 @@ export function analyseHistory(events: readonly MasterEvent[], masterCount: numb
   const removals: Removal[] = [];
   const foreignWrites: HistoryAnalysis['foreignWrites'] = [];
   const state: Map<string, { h: Holding; expiresAt: number }>[] = Array.from({ length: masterCount }, () => new Map());
-  // Handoff reservations (`~ticket`): no holder, but the key is taken, so a SET NX meanwhile failed.
-  // Key -> when the reservation lapses.
-  const reserved: Map<string, number>[] = Array.from({ length: masterCount }, () => new Map());
-  const isReserved = (m: number, key: string, t: number) => (reserved[m].get(key) ?? -Infinity) > t + TOLERANCE_MS;
+  // Handoff reservations (`~ticket`): no holder, but the key is taken, so a SET NX meanwhile failed,
+  // unless an eviction notice since the reservation (notices come late) says it may have been evicted.
+  const reserved: Map<string, { from: number; until: number }>[] = Array.from({ length: masterCount }, () => new Map());
+  const isReserved = (m: number, key: string, t: number) => {
+    const r = reserved[m].get(key);
+    if (!r || r.until <= t + TOLERANCE_MS) return false;
+    return !(pendingEvictions.get(`${m} ${key}`) ?? []).some((x) => x.t >= r.from && x.t <= t + 250);
+  };
   const pendingRemovals: { r: Omit<Removal, 'heldOnBefore'> }[] = [];
 
   const close = (m: number, key: string, t: number, end: EndCause) => {
@@ -376,7 +380,7 @@ export function analyseHistory(events: readonly MasterEvent[], masterCount: numb
         refusedNx.set(`${e.m} ${key}`, [...(refusedNx.get(`${e.m} ${key}`) ?? []), { t: e.t, value, px }]);
         continue; // SET NX refused: the key is held (or reserved for a waiter)
       }
-      if (value.startsWith(RESERVED_PREFIX)) reserved[e.m].set(key, e.t + px);
+      if (value.startsWith(RESERVED_PREFIX)) reserved[e.m].set(key, { from: e.t, until: e.t + px });
       else reserved[e.m].delete(key);
       if (value.startsWith(RESERVED_PREFIX)) {
         // A handoff reservation (lib/core/handoff.ts) holds the key for the first waiter; it is no

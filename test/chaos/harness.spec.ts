@@ -265,6 +265,35 @@ describe('the handoff as the masters record it', () => {
     expect(run([], events)).toEqual([]);
   });
 
+  it('takes a SET NX on a reserved key as a success when an eviction notice since the reservation says it may be gone', () => {
+    const events: MasterEvent[] = [
+      ...onAll((m) => [
+        { t: 1_000, m, kind: 'cmd', args: ['set', key, 'holder', 'PX', '1000', 'NX'], lua: false },
+        { t: 1_500, m, kind: 'cmd', args: ['del', key], lua: true, sv: 'holder' },
+      ]),
+      // master 0 reserved the key for `tk`, then evicted it (the notice comes late, by pub/sub)
+      { t: 1_500, m: 0, kind: 'cmd', args: ['set', key, '~tk', 'PX', '200'], lua: true, sv: 'holder' },
+      { t: 1_540, m: 0, kind: 'evicted', key },
+      ...[0, 1, 2].map((m): MasterEvent => ({
+        t: 1_520,
+        m,
+        kind: 'cmd',
+        args: ['set', key, 'newcomer', 'PX', '1000', 'NX'],
+        lua: false,
+      })),
+      ...[0, 1, 2].map((m): MasterEvent => ({
+        t: 1_560,
+        m,
+        kind: 'cmd',
+        args: ['del', key],
+        lua: true,
+        sv: 'newcomer',
+      })),
+    ];
+    const section = { ...held('newcomer', 1_525), end: 1_550, settledAt: 1_555 };
+    expect(run([section], events)).not.toContain('grant without a majority');
+  });
+
   it("takes a withdrawal's queue entry (`ticket ttl value`) as acting for that value, and any other script as foreign", () => {
     const set: MasterEvent[] = onAll((m) => [
       { t: 100, m, kind: 'cmd', args: ['set', key, 'mine', 'PX', '1000', 'NX'], lua: false },
