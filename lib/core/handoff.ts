@@ -161,11 +161,12 @@ redis.call(pub, ARGV[3], ARGV[1])
 return 1`,
   /**
    * KEYS: lock key, queue, leases; ARGV: value, channel, reservation ms, queue entry, ticket id,
-   * announce ('1', or 's' to SPUBLISH), the ticket's score. Gives a key handed to this waiter on to
-   * the first live ticket (see HAND), or frees it when none waits, unless that ticket is not ahead
-   * of this waiter in the masters' order (the waiter ahead, not queued here yet, will be: giving the
-   * key to one behind would serve it out of turn); `~id\nnext[\ntime]` goes to the next ticket's instance. Returns 1
-   * when it gave the key on.
+   * announce ('1', or 's' to SPUBLISH), the ticket's score, its lease ms. Gives a key handed to this
+   * waiter on to the first live ticket (see HAND), or frees it when none waits, unless that ticket is
+   * not ahead of this waiter in the masters' order (the waiter ahead, not queued here yet, will be:
+   * giving the key to one behind would serve it out of turn); `~id\nnext[\ntime]` goes to the next
+   * ticket's instance. The waiter, still waiting, takes its place in the queue again. Returns 1 when
+   * it gave the key on.
    */
   yield: `${HAND}
 if redis.pcall('get', KEYS[1]) ~= ARGV[1] then return 0 end${PRUNE}
@@ -179,6 +180,12 @@ if first then
   hand(first, ARGV[3], now, pub, ARGV[2], '${RESERVED_PREFIX}' .. ARGV[5])
 else
   redis.call(pub, ARGV[2], '${RESERVED_PREFIX}' .. ARGV[5])
+end
+local lease = tonumber(ARGV[8])
+redis.call('zadd', KEYS[2], ARGV[7], ARGV[4])
+redis.call('zadd', KEYS[3], now + lease, ARGV[4])
+for i = 2, 3 do
+  if redis.call('pttl', KEYS[i]) < lease then redis.call('pexpire', KEYS[i], lease) end
 end
 return 1`,
   /**
@@ -341,6 +348,7 @@ export async function yieldHandover(
           ticket.id,
           announceFlagFor(m, true),
           ticket.score,
+          String(Math.ceil(ticket.lease)),
         )
         .catch(() => undefined),
     ),
@@ -423,8 +431,9 @@ export class HandoverLedger {
   /**
    * Per master (of `count`), false when the ticket has surely left that master's queue: the last
    * ticketed round found the key handed to it there, or that master's handover message (in `seen`,
-   * master times) is later than its reply to that round. Only this waiter's attempts queue its
-   * ticket, so nothing puts it back. A winner withdraws its ticket only where this is true.
+   * master times) is later than its reply to that round. Only this waiter's attempts (and its giving
+   * on, after which this knows nothing until its next round) queue its ticket, so nothing else puts it
+   * back. A winner withdraws its ticket only where this is true.
    */
   mayBeQueued(seen: ReadonlyMap<number, number> | undefined, count: number): boolean[] {
     return Array.from({ length: count }, (_, i) => {
@@ -443,6 +452,7 @@ export class HandoverLedger {
   reset(): void {
     this.#rounds = [];
     this.#messagesCount = false;
+    this.#last = []; // giving on queued the ticket again where it gave: see `mayBeQueued`
   }
 
   /**

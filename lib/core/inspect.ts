@@ -1,4 +1,5 @@
 import { driftOf, now } from './clock.js';
+import { queueKeysOf } from './handoff.js';
 import type { Master } from './master.js';
 import { intentKeyOf, limitKeyOf, permitKeyOf } from './lock-mode.js';
 
@@ -319,6 +320,10 @@ async function readHolding(master: Master, keys: InspectKeys, timeoutMs: number)
     const rawCounter = replyAt(first, 5, true) as string | null;
     const waiting = replyAt(first, 6) as number;
     const rawLimit = replyAt(first, 7, true) as string | null;
+    // A queued writer's live ticket holds new readers off as an intent key does (docs/handoff.md §10).
+    const leases = queueKeysOf(key, master)[1];
+    const live = await execWithin(master.client.multi().zcount(leases, `(${serverNow}`, '+inf'), timeoutMs);
+    const tickets = replyAt(live, 0) as number;
 
     const readers: MasterReader[] = [];
     if (kind === 'zset') {
@@ -348,7 +353,7 @@ async function readHolding(master: Master, keys: InspectKeys, timeoutMs: number)
       pttl: pttl > 0 ? pttl : null,
       fencingCounter: rawCounter === null ? null : Number(rawCounter),
       readers,
-      writerWaiting: waiting === 1,
+      writerWaiting: waiting === 1 || tickets > 0,
       limit: limit !== null && Number.isFinite(limit) ? limit : null,
       permits,
     };
