@@ -51,7 +51,7 @@ export interface MasterHolding {
   readonly fencingCounter?: number | null;
   /** The live readers of a read-write lock on this master (`mode: 'read'`); empty when none. Absent when the master failed. */
   readonly readers?: readonly MasterReader[];
-  /** True when a writer waits on this master (its intent holds off new readers). Absent when the master failed. */
+  /** True when a writer waits on this master (its intent key, or a queued writer's live ticket, holds off new readers). Absent when the master failed. */
   readonly writerWaiting?: boolean;
   /** The limit this master records for a counting lock on the resource (`limit`), or null when none. Absent when the master failed. */
   readonly limit?: number | null;
