@@ -95,14 +95,13 @@ export class AttemptBudget {
       this.#started = true;
       const ahead = this.#ticket ? !this.#ticket.isHead : queue.wakeups.isQueued(queue.keys);
       if (policy.retryCount > 0 && ahead) {
-        this.#ticket ??= queue.wakeups.join(queue.keys, this.arrival, this.remoteId);
-        if (!(await this.waitTurn(this.#ticket))) {
+        if (!(await this.waitTurn(this.join()))) {
           this.throwIfStopped();
           return;
         }
       }
     } else {
-      this.#ticket ??= queue.wakeups.join(queue.keys, this.arrival, this.remoteId);
+      const ticket = this.join();
       if (this.#immediate !== undefined) {
         // a registration attempt, or the retry of a split vote: (nearly) at once, not counted
         const pause = Math.min(this.#immediate, Math.max(0, this.deadline - now()));
@@ -111,7 +110,7 @@ export class AttemptBudget {
         this.throwIfStopped();
         return;
       }
-      if (!(await this.waitTurn(this.#ticket))) {
+      if (!(await this.waitTurn(ticket))) {
         this.throwIfStopped();
         return;
       }
@@ -123,9 +122,10 @@ export class AttemptBudget {
   /**
    * Takes this acquisition's place in the process's queue now, before an attempt that queues it on
    * the masters: a release that hands it the key right away names a waiter this process knows.
+   * Returns that place (the same one on every call).
    */
-  join(): void {
-    this.#ticket ??= this.queue.wakeups.join(this.queue.keys, this.arrival, this.remoteId);
+  join(): Ticket {
+    return (this.#ticket ??= this.queue.wakeups.join(this.queue.keys, this.arrival, this.remoteId));
   }
 
   /** Makes the next attempt at once (or after `pause` ms) and does not count it. */
