@@ -52,7 +52,7 @@ const apps: INestApplication[] = [];
 let queueServer: RedisMasters;
 
 async function startInstance(name: string): Promise<INestApplication> {
-  const { port } = new URL(queueServer.urls[0]!);
+  const { port } = new URL(queueServer.urls[0]);
   const app = await startApp(transportOptions(masters.urls), {
     imports: [
       BullModule.forRoot({ connection: { host: '127.0.0.1', port: Number(port) } }),
@@ -90,7 +90,7 @@ describe('BullMQ workers, two instances', () => {
     await queues.items.addBulk(Array.from({ length: 40 }, (_, i) => ({ name: 'item', data: { id: `id-${i % 5}` } })));
     const settled = await waitFor(async () => {
       const counts = await queues.items.getJobCounts('completed', 'failed');
-      return counts.completed! + counts.failed! === 40;
+      return counts.completed + counts.failed === 40;
     }, 60_000);
     expect(settled).toBe(true);
     expect(await queues.items.getJobCounts('completed', 'failed')).toEqual({ completed: 40, failed: 0 });
