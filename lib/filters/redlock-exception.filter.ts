@@ -71,6 +71,11 @@ export class RedlockExceptionFilter implements ExceptionFilter<RedlockError> {
   /** @param adapterHost needed for HTTP; a microservice or gateway may go without. */
   constructor(@Optional() @Inject(HttpAdapterHost) private readonly adapterHost?: HttpAdapterHost) {}
 
+  /**
+   * Answers `error` in the shape of `host`'s context: replies over HTTP, returns the failing
+   * Observable Nest sends to an RPC client, emits `exception` to a WebSocket client, rejects with
+   * a `GraphQLError` in a resolver; rethrows in any other context.
+   */
   catch(error: RedlockError, host: ArgumentsHost): Observable<never> | Promise<never> | void {
     const context = host.getType<string>();
     switch (context) {
