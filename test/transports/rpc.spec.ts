@@ -19,7 +19,7 @@ import { Test } from '@nestjs/testing';
 import type { AddressInfo, Server } from 'node:net';
 import { firstValueFrom, timeout } from 'rxjs';
 import { Locked, RedlockExceptionFilter, RedlockModule, RedlockService } from '../../lib/index.js';
-import { useMasters } from '../support/index.js';
+import { useMasters, whilePaused } from '../support/index.js';
 import {
   CRITICAL_SECTION,
   CriticalSection,
@@ -138,6 +138,11 @@ describe('TCP microservice, two instances', () => {
     } finally {
       await held.release();
     }
+  });
+
+  it('no quorum (two of three masters paused) errors with lock-unavailable, naming no master', async () => {
+    const answer = await whilePaused(masters.masters.slice(0, 2), () => errorOf(b.client, 'work-once', { id: '9' }));
+    expectErrorAnswer(answer, 'lock-unavailable', 'rpc-item:9');
   });
 
   it("a subclass's answer() reaches the client", async () => {
