@@ -1,0 +1,168 @@
+/**
+ * GraphQL mutations (`@Args('id')`, `#id`) in two app instances on one set of masters, on Apollo
+ * (Express) and on Mercurius (Fastify): the same id never runs in both at once, and a busy lock
+ * answers `errors[0].extensions` `{ code: 'LOCK_BUSY', reason: 'lock-busy' }`, with no stack and
+ * no master in the response.
+ */
+import 'reflect-metadata';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Inject, UseFilters, type INestApplication } from '@nestjs/common';
+import { APP_FILTER } from '@nestjs/core';
+import { ApolloDriver, type ApolloDriverConfig } from '@nestjs/apollo';
+import { Args, GraphQLModule, Mutation, Query, Resolver } from '@nestjs/graphql';
+import { MercuriusDriver, type MercuriusDriverConfig } from '@nestjs/mercurius';
+import { FastifyAdapter } from '@nestjs/platform-fastify';
+import { Test } from '@nestjs/testing';
+import { Locked, RedlockExceptionFilter, RedlockModule, RedlockService } from '../../lib/index.js';
+import { useMasters } from '../support/index.js';
+import {
+  CRITICAL_SECTION,
+  CriticalSection,
+  CustomAnswerFilter,
+  ONE_TRY,
+  expectNothingLeaked,
+  transportOptions,
+} from './fixtures/critical-section.js';
+
+const typeDefs = `
+  type Query { ready: Boolean! }
+  type Mutation { work(id: ID): String, workOnce(id: ID): String, workOnceCustom(id: ID): String }
+`;
+
+@Resolver()
+class ItemsResolver {
+  constructor(
+    @Inject(CRITICAL_SECTION) private readonly section: CriticalSection,
+    @Inject('INSTANCE') private readonly instance: string,
+  ) {}
+
+  @Query('ready')
+  ready(): boolean {
+    return true;
+  }
+
+  @Mutation('work')
+  @Locked('gql-item:#id')
+  work(@Args('id') id: string): Promise<string> {
+    return this.section.run(id, this.instance);
+  }
+
+  @Mutation('workOnce')
+  @Locked('gql-item:#id', ONE_TRY)
+  workOnce(@Args('id') id: string): Promise<string> {
+    return this.section.run(id, this.instance);
+  }
+
+  @Mutation('workOnceCustom')
+  @UseFilters(CustomAnswerFilter)
+  @Locked('gql-item:#id', ONE_TRY)
+  workOnceCustom(@Args('id') id: string): Promise<string> {
+    return this.section.run(id, this.instance);
+  }
+}
+
+interface GraphQLResponse {
+  data?: Record<string, unknown> | null;
+  errors?: { message: string; path?: unknown[]; extensions?: Record<string, unknown> }[];
+}
+
+const servers = {
+  Apollo: {
+    graphql: () => GraphQLModule.forRoot<ApolloDriverConfig>({ driver: ApolloDriver, typeDefs }),
+    adapter: () => undefined,
+  },
+  Mercurius: {
+    graphql: () => GraphQLModule.forRoot<MercuriusDriverConfig>({ driver: MercuriusDriver, typeDefs }),
+    adapter: () => new FastifyAdapter(),
+  },
+};
+
+const masters = useMasters(3);
+
+describe.each(Object.entries(servers))('GraphQL on %s, two instances', (_server, { graphql, adapter }) => {
+  const section = new CriticalSection();
+  const apps: INestApplication[] = [];
+  let a: { app: INestApplication; post: (query: string) => Promise<GraphQLResponse> };
+  let b: typeof a;
+
+  async function startInstance(name: string): Promise<typeof a> {
+    const moduleRef = await Test.createTestingModule({
+      imports: [RedlockModule.forRoot(transportOptions(masters.urls)), graphql()],
+      providers: [
+        ItemsResolver,
+        { provide: CRITICAL_SECTION, useValue: section },
+        { provide: 'INSTANCE', useValue: name },
+        { provide: APP_FILTER, useClass: RedlockExceptionFilter },
+      ],
+    }).compile();
+    const httpAdapter = adapter();
+    const app = httpAdapter
+      ? moduleRef.createNestApplication(httpAdapter, { logger: false })
+      : moduleRef.createNestApplication({ logger: false });
+    apps.push(app);
+    await app.listen(0, '127.0.0.1');
+    const url = (await app.getUrl()).replace('[::1]', '127.0.0.1').replace('localhost', '127.0.0.1');
+    const post = async (query: string): Promise<GraphQLResponse> => {
+      const response = await fetch(`${url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query }),
+      });
+      return (await response.json()) as GraphQLResponse;
+    };
+    return { app, post };
+  }
+
+  beforeAll(async () => {
+    a = await startInstance('A');
+    b = await startInstance('B');
+  });
+
+  afterAll(async () => {
+    await Promise.all(apps.map((app) => app.close()));
+  });
+
+  it('runs mutations for the same id one at a time across both instances; every mutation answers', async () => {
+    const calls = Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? a : b).post('mutation { work(id: "same") }'));
+    const answers = await Promise.all(calls);
+    expect(answers.map((r) => r.errors)).toEqual(Array(10).fill(undefined));
+    expect(new Set(answers.map((r) => r.data?.work))).toEqual(new Set(['A', 'B']));
+    expect(section.entered).toBe(10);
+    expect(section.maxInside).toBe(1);
+  });
+
+  it('a busy lock answers extensions.code LOCK_BUSY with reason lock-busy, no stack, no master', async () => {
+    const held = await a.app.get(RedlockService).acquire('gql-item:7', 10_000);
+    try {
+      const response = await b.post('mutation { workOnce(id: "7") }');
+      expect(response.data).toEqual({ workOnce: null });
+      expect(response.errors).toHaveLength(1);
+      const [error] = response.errors!;
+      expect(error.extensions).toEqual({ code: 'LOCK_BUSY', reason: 'lock-busy' });
+      expect(error.path).toEqual(['workOnce']);
+      expect(error.message).toContain('"gql-item:7"');
+      expectNothingLeaked(response);
+    } finally {
+      await held.release();
+    }
+  });
+
+  it('an argument that makes no key answers BAD_LOCK_KEY', async () => {
+    const response = await b.post('mutation { workOnce }');
+    expect(response.errors?.[0]?.extensions).toEqual({ code: 'BAD_LOCK_KEY', reason: 'bad-lock-key' });
+    expectNothingLeaked(response);
+  });
+
+  it("a subclass's answer() reaches the client", async () => {
+    const held = await a.app.get(RedlockService).acquire('gql-item:8', 10_000);
+    try {
+      const response = await b.post('mutation { workOnceCustom(id: "8") }');
+      expect(response.errors?.[0]).toMatchObject({
+        message: 'custom answer in graphql',
+        extensions: { code: 'COME_BACK_LATER', reason: 'come-back-later' },
+      });
+    } finally {
+      await held.release();
+    }
+  });
+});

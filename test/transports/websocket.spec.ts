@@ -1,0 +1,140 @@
+/**
+ * A socket.io gateway (`@SubscribeMessage`, `#data.id`) in two app instances on one set of masters:
+ * the same id never runs in both at once, and a busy lock reaches the client as an `exception`
+ * event `{ status: 'error', reason: 'lock-busy', message }`. Nest applies no global filter to
+ * gateways, so the gateway names the filter with `@UseFilters`.
+ */
+import 'reflect-metadata';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Inject, UseFilters, type INestApplication } from '@nestjs/common';
+import { MessageBody, SubscribeMessage, WebSocketGateway } from '@nestjs/websockets';
+import { io, type Socket } from 'socket.io-client';
+import { Locked, RedlockExceptionFilter, RedlockService } from '../../lib/index.js';
+import { useMasters } from '../support/index.js';
+import { startHttpApp } from '../support/nest.js';
+import {
+  CRITICAL_SECTION,
+  CriticalSection,
+  CustomAnswerFilter,
+  ONE_TRY,
+  expectErrorAnswer,
+  transportOptions,
+} from './fixtures/critical-section.js';
+
+@WebSocketGateway()
+@UseFilters(RedlockExceptionFilter)
+class ItemsGateway {
+  constructor(
+    @Inject(CRITICAL_SECTION) private readonly section: CriticalSection,
+    @Inject('INSTANCE') private readonly instance: string,
+  ) {}
+
+  @SubscribeMessage('work')
+  @Locked('ws-item:#data.id')
+  work(@MessageBody() data: { id: string }): Promise<string> {
+    return this.section.run(data.id, this.instance);
+  }
+
+  @SubscribeMessage('work-once')
+  @Locked('ws-item:#data.id', ONE_TRY)
+  workOnce(@MessageBody() data: { id: string }): Promise<string> {
+    return this.section.run(data.id, this.instance);
+  }
+
+  @SubscribeMessage('work-once-custom')
+  @UseFilters(CustomAnswerFilter)
+  @Locked('ws-item:#data.id', ONE_TRY)
+  workOnceCustom(@MessageBody() data: { id: string }): Promise<string> {
+    return this.section.run(data.id, this.instance);
+  }
+}
+
+const masters = useMasters(3);
+const section = new CriticalSection();
+const apps: INestApplication[] = [];
+const sockets: Socket[] = [];
+
+async function startInstance(name: string): Promise<{ app: INestApplication; socket: Socket }> {
+  const { app, base } = await startHttpApp(transportOptions(masters.urls), {
+    providers: [
+      ItemsGateway,
+      { provide: CRITICAL_SECTION, useValue: section },
+      { provide: 'INSTANCE', useValue: name },
+    ],
+  });
+  apps.push(app);
+  const socket = io(base, { transports: ['websocket'], reconnection: false });
+  sockets.push(socket);
+  await new Promise<void>((resolve, reject) => {
+    socket.once('connect', resolve);
+    socket.once('connect_error', reject);
+  });
+  return { app, socket };
+}
+
+let a: { app: INestApplication; socket: Socket };
+let b: { app: INestApplication; socket: Socket };
+
+beforeAll(async () => {
+  a = await startInstance('A');
+  b = await startInstance('B');
+});
+
+afterAll(async () => {
+  for (const socket of sockets) socket.disconnect();
+  await Promise.all(apps.map((app) => app.close()));
+});
+
+/** The payload of the next `exception` event after emitting; a gateway that sends none ends it after 5 s. */
+function exceptionAfter(socket: Socket, event: string, data: unknown): Promise<unknown> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      socket.off('exception', onException);
+      resolve('no exception event within 5 s');
+    }, 5_000);
+    const onException = (payload: unknown) => {
+      clearTimeout(timer);
+      resolve(payload);
+    };
+    socket.once('exception', onException);
+    socket.emit(event, data);
+  });
+}
+
+describe('socket.io gateway, two instances', () => {
+  it('runs messages for the same id one at a time across both instances; every message is acknowledged', async () => {
+    const before = section.entered;
+    const acks = Array.from(
+      { length: 10 },
+      (_, i) => (i % 2 === 0 ? a : b).socket.timeout(20_000).emitWithAck('work', { id: 'same' }) as Promise<string>,
+    );
+    const answers = await Promise.all(acks);
+    expect(new Set(answers)).toEqual(new Set(['A', 'B']));
+    expect(section.entered - before).toBe(10);
+    expect(section.maxInside).toBe(1);
+  });
+
+  it("a busy lock sends the client an 'exception' event { status, reason: lock-busy, message } naming the resource", async () => {
+    const held = await a.app.get(RedlockService).acquire('ws-item:7', 10_000);
+    try {
+      const answer = await exceptionAfter(b.socket, 'work-once', { id: '7' });
+      expectErrorAnswer(answer, 'lock-busy', 'ws-item:7');
+    } finally {
+      await held.release();
+    }
+  });
+
+  it('a message that makes no key sends bad-lock-key', async () => {
+    expectErrorAnswer(await exceptionAfter(b.socket, 'work-once', {}), 'bad-lock-key');
+  });
+
+  it("a subclass's answer() reaches the client", async () => {
+    const held = await a.app.get(RedlockService).acquire('ws-item:8', 10_000);
+    try {
+      const answer = await exceptionAfter(b.socket, 'work-once-custom', { id: '8' });
+      expect(answer).toEqual({ status: 'error', reason: 'come-back-later', message: 'custom answer in ws' });
+    } finally {
+      await held.release();
+    }
+  });
+});
