@@ -270,6 +270,15 @@ describe('nodes entries are trimmed and checked, and never leak a password', () 
       /same master as `nodes\[0\]` \(127\.0\.0\.1:7001\)/,
     ],
     ['the same master spelled 127.1', ['redis://127.0.0.1:7001', 'redis://127.1:7001'], 'nodes[1]', /same master/],
+    // Malformed URLs: however the scheme, slashes or user info are mistyped, the password is never shown.
+    ['a URL missing its colon', [`redis//:${secret}@db.example:1`], 'nodes[0]', /not a valid URL/],
+    ['a URL missing its colon, with a user', [`redis//user:${secret}@db.example:1`], 'nodes[0]', /not a valid URL/],
+    ['a URL missing its scheme', [`//:${secret}@db.example:1`], 'nodes[0]', /not a valid URL/],
+    ['a URL with one slash', [`redis:/:${secret}@db.example:1`], 'nodes[0]', /names no host/],
+    ['a URL with three slashes', [`redis:///:${secret}@db.example:1`], 'nodes[0]', /names no host/],
+    ['a password with a slash', [`redis://:${secret}/x@db.example:1`], 'nodes[0]', /./],
+    ['a URL that ends at its user info', [`redis://:${secret}@`], 'nodes[0]', /./],
+    ['a password with a space', [`redis://:${secret} x@db.example:1`], 'nodes[0]', /contains a space/],
     [
       'the same master spelled ::ffff:127.0.0.1',
       ['redis://127.0.0.1:7001', 'redis://[::ffff:127.0.0.1]:7001'],
