@@ -8,7 +8,7 @@
  * (`redis://`, `redis//`, `redis:/`, `//`, none), and where it ends: at the last `@`, since a
  * mistyped password may itself hold `/`, `@` or quotes. Leading quotes or brackets are kept.
  */
-const USER_INFO = /^([("'`[<{]*(?:[a-z][a-z0-9+.-]*(?::|(?=\/)))?\/*)(.*)@/is;
+const USER_INFO = /^([("'`[<{]*(?![("'`[<{])(?:[a-z][a-z0-9+.-]*(?::|(?=\/)))?\/*)(.+)@/is;
 
 /**
  * Any `…user:pw@host…` in `text` → `…***@host…`: every whitespace-separated word with an `@`
