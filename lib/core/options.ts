@@ -1,6 +1,7 @@
 import type { Cluster, ClusterNode, ClusterOptions, Redis, RedisOptions } from 'ioredis';
 import { RedlockConfigError } from '../errors/redlock-config.error.js';
 import { isLogger, type RedlockLogger } from './logger.js';
+import { redact, secretsOf } from './redact.js';
 import { isWellFormed } from './resources.js';
 
 /**
@@ -174,7 +175,8 @@ function refuse(option: string, rule: string, value: unknown): never {
 }
 
 function describe(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
+  // A string may be a node list given unsplit (`nodes: process.env.REDLOCK_NODES`): never its passwords.
+  if (typeof value === 'string') return JSON.stringify(redact(value, secretsOf([value])));
   if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return String(value);
   if (value === null || value === undefined) return String(value);
   return Array.isArray(value) ? `an array of ${value.length}` : typeof value;

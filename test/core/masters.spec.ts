@@ -315,6 +315,27 @@ describe('nodes entries are trimmed and checked, and never leak a password', () 
     });
   }
 
+  it.each([
+    `redis://:${secret}@db.example:1`,
+    `redis://:${secret}@a:1,redis://:${secret}@b:1`,
+    `redis//:${secret}@a:1`,
+  ])(
+    'refuses `nodes` given as one string (%#: an unsplit environment variable) without showing its password',
+    (nodes) => {
+      let error: unknown;
+      try {
+        new Redlock({ nodes: nodes as never, logger: false });
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toBeInstanceOf(RedlockConfigError);
+      const e = error as RedlockConfigError;
+      expect(e.option).toBe('nodes');
+      for (const text of [e.message, String(e), e.stack ?? '', JSON.stringify(e), inspect(e)])
+        expect(text).not.toContain(secret);
+    },
+  );
+
   it('accepts an entry with stray spaces around it (REDLOCK_NODES split on commas)', async () => {
     const redlock = new Redlock({
       nodes: [' redis://127.0.0.1:7001', 'redis://127.0.0.1:7002 ', '\tredis://127.0.0.1:7003'],
