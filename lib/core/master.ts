@@ -276,6 +276,13 @@ function describeNode(node: RedlockNode, index: number): Described {
         `\`${option}.host\` must be a non-empty host name or address; got ${typeof o.host === 'string' ? '""' : typeof o.host}.`,
       );
     }
+    if (typeof o.host === 'string' && /[/@]/.test(o.host)) {
+      // Never quoted: a URL put here may carry a password, and the host would become the master's label.
+      throw new RedlockConfigError(
+        option,
+        `\`${option}.host\` must be a host name or address, not a URL; give a redis:// URL as the entry itself, or \`{ host, port, password }\`.`,
+      );
+    }
     checkPort(option, o.port, shown);
     return {
       label: hostLabel(o.host?.trim(), o.port === undefined ? undefined : Number(o.port), o.path),

@@ -264,6 +264,12 @@ describe('nodes entries are trimmed and checked, and never leak a password', () 
     ],
     ['an option object with an empty host', [{ host: ' ', password: secret }], 'nodes[0]', /nodes\[0\]\.host/],
     [
+      'an option object whose host is a URL with a password',
+      [{ host: `redis://:${secret}@db.example`, port: 6379 }],
+      'nodes[0]',
+      /nodes\[0\]\.host.*not a URL/,
+    ],
+    [
       'the same master spelled LOCALHOST',
       ['redis://127.0.0.1:7001', `redis://:${secret}@LOCALHOST:7001`],
       'nodes[1]',
