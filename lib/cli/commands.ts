@@ -6,6 +6,7 @@ import { lockKeyOfClusterStem } from '../core/cluster-keys.js';
 import { inspectResource, type LockInspection, type MasterHolding } from '../core/inspect.js';
 import type { Master } from '../core/master.js';
 import { REDLOCK_DEFAULTS } from '../core/options.js';
+import { redact, redactUrl, secretsOf } from '../core/redact.js';
 import { quorumOf } from '../core/votes.js';
 
 const USAGE = `Usage:
@@ -44,12 +45,12 @@ function openNode(url: string, timeout: number): Node {
   try {
     parsed = new URL(url);
   } catch {
-    throw new UsageError(`--nodes: not a redis:// URL: ${redactUrl(url)}`);
+    throw new UsageError(`--nodes: not a redis:// URL: ${shownNode(url)}`);
   }
   if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:')
-    throw new UsageError(`--nodes: not a redis:// URL: ${redactUrl(url)}`);
+    throw new UsageError(`--nodes: not a redis:// URL: ${shownNode(url)}`);
   const label = `${parsed.hostname || '127.0.0.1'}:${parsed.port || 6379}`;
-  const secrets = [parsed.password, decodeURIComponent(parsed.password)].filter((s) => s.length > 0);
+  const secrets = [...secretsOf([url]), parsed.password, safeDecode(parsed.password)].filter((s) => s.length > 0);
   const client = new Redis(url, {
     lazyConnect: true,
     enableOfflineQueue: false,
@@ -84,12 +85,12 @@ function openCluster(spec: string, timeout: number): Node {
       url = new URL(text);
     } catch {
       throw new UsageError(
-        `--nodes: a ${CLUSTER} startup node is not a redis:// URL or host:port: ${redactUrl(entry)}`,
+        `--nodes: a ${CLUSTER} startup node is not a redis:// URL or host:port: ${shownNode(entry)}`,
       );
     }
     if (url.protocol !== 'redis:' && url.protocol !== 'rediss:')
       throw new UsageError(
-        `--nodes: a ${CLUSTER} startup node is not a redis:// URL or host:port: ${redactUrl(entry)}`,
+        `--nodes: a ${CLUSTER} startup node is not a redis:// URL or host:port: ${shownNode(entry)}`,
       );
     return url;
   });
@@ -97,7 +98,9 @@ function openCluster(spec: string, timeout: number): Node {
   const withAuth = urls.find((u) => u.password || u.username);
   const password = withAuth?.password ? decodeURIComponent(withAuth.password) : undefined;
   const username = withAuth?.username ? decodeURIComponent(withAuth.username) : undefined;
-  const secrets = urls.flatMap((u) => [u.password, decodeURIComponent(u.password)]).filter((s) => s.length > 0);
+  const secrets = [...secretsOf(entries), ...urls.flatMap((u) => [u.password, safeDecode(u.password)])].filter(
+    (s) => s.length > 0,
+  );
   const cluster = new Cluster(startup, {
     lazyConnect: true,
     enableOfflineQueue: false,
@@ -119,17 +122,26 @@ function openCluster(spec: string, timeout: number): Node {
   return node;
 }
 
-/** `redis://user:secret@host` → `redis://user:***@host`, for URLs in error messages. */
-function redactUrl(text: string): string {
-  return text.replace(/(\w+:\/\/[^:@/\s]*:)[^@/\s]+@/g, '$1***@');
+/** A node as the user typed it, for an error message: never its password, however malformed. */
+function shownNode(text: string): string {
+  return redact(text, secretsOf([text]));
 }
 
 class UsageError extends Error {}
 
+function safeDecode(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}
+
 function scrub(text: string, nodes: readonly Node[]): string {
-  let out = redactUrl(text);
-  for (const n of nodes) for (const s of n.secrets) out = out.split(s).join('***');
-  return out;
+  return redact(
+    text,
+    nodes.flatMap((n) => n.secrets).sort((a, b) => b.length - a.length),
+  );
 }
 
 async function connectAll(nodes: readonly Node[]): Promise<(Error | undefined)[]> {

@@ -6,10 +6,11 @@ import type { Lock, LockIssuer } from './lock.js';
  * AsyncLocalStorage), and the turn that reentrant calls of that body take one at a time.
  *
  * Reentrancy is scoped to the call: a frame counts as held by its call chain only while the call's
- * body runs (`open`). Calls that entered it (nested, siblings, timers started inside) are counted;
- * when the body settles the frame closes, and the call keeps its locks held (and renewed) until every
- * call that entered has settled. A call that comes later (a timer firing after the holder returned)
- * finds the frame closed and acquires the lock like any other caller.
+ * body runs (`open`). A call made in it (nested, a sibling, a timer or an un-awaited promise started
+ * inside) joins it at once, before waiting for its turn; when the body settles the frame closes, and
+ * the call keeps its locks held (and renewed) until every call that joined has settled. A call that
+ * comes later (a timer firing after the holder returned) finds the frame closed and acquires the lock
+ * like any other caller.
  */
 class HoldFrame {
   static #ids = 0;
@@ -17,7 +18,7 @@ class HoldFrame {
   #open = true;
   #busy = false;
   readonly #queue: (() => void)[] = [];
-  #entered = 0;
+  #joined = 0;
   #drained: (() => void) | undefined;
 
   constructor(
@@ -36,33 +37,48 @@ class HoldFrame {
   }
 
   /**
-   * Takes this frame's turn, after the calls that asked before (FIFO). Resolves to the function that
-   * hands it on. The call counts as entered (the frame's locks stay held for it) from now on.
+   * Counts a call as joined, synchronously: this frame's locks stay held until the returned
+   * function is called (once; later calls do nothing).
    */
-  enter(signal: AbortSignal | undefined): Promise<() => void> {
-    this.#entered++;
-    let left = false;
-    const leave = (): void => {
-      if (left) return;
-      left = true;
+  join(): () => void {
+    this.#joined++;
+    let settled = false;
+    return () => {
+      if (settled) return;
+      settled = true;
+      if (--this.#joined === 0) {
+        const drained = this.#drained;
+        this.#drained = undefined;
+        drained?.();
+      }
+    };
+  }
+
+  /**
+   * Takes this frame's turn, after the calls that asked before (FIFO). Resolves to the function
+   * that hands it on (once); rejects with the signal's reason if it aborts first.
+   */
+  turn(signal: AbortSignal | undefined): Promise<() => void> {
+    let handedOn = false;
+    const handOn = (): void => {
+      if (handedOn) return;
+      handedOn = true;
       const next = this.#queue.shift();
       if (next) next();
       else this.#busy = false;
-      this.settleOne();
     };
     if (!this.#busy) {
       this.#busy = true;
-      return Promise.resolve(leave);
+      return Promise.resolve(handOn);
     }
     return new Promise((resolve, reject) => {
       const granted = (): void => {
         signal?.removeEventListener('abort', aborted);
-        resolve(leave);
+        resolve(handOn);
       };
       const aborted = (): void => {
         const at = this.#queue.indexOf(granted);
         if (at >= 0) this.#queue.splice(at, 1);
-        this.settleOne();
         reject(signal!.reason);
       };
       if (signal?.aborted) return aborted();
@@ -76,9 +92,9 @@ class HoldFrame {
     this.#open = false;
   }
 
-  /** Resolves once every call that entered this frame has settled. */
+  /** Resolves once every call that joined this frame has settled. */
   drained(): Promise<void> {
-    if (this.#entered === 0) return Promise.resolve();
+    if (this.#joined === 0) return Promise.resolve();
     return new Promise((resolve) => {
       const previous = this.#drained;
       this.#drained = () => {
@@ -86,15 +102,6 @@ class HoldFrame {
         resolve();
       };
     });
-  }
-
-  private settleOne(): void {
-    this.#entered--;
-    if (this.#entered === 0) {
-      const drained = this.#drained;
-      this.#drained = undefined;
-      drained?.();
-    }
   }
 }
 
@@ -152,12 +159,14 @@ export class ChainEntry {
 
 /**
  * Finds what the current call chain holds of `names` (the innermost open frame whose lock, granted
- * by `issuer`, covers each key and `covers` the request) and takes a turn on each such frame, in a
- * fixed order (so two siblings asking for the same frames cannot deadlock).
+ * by `issuer`, covers each key and `covers` the request), joins each such frame at once (so that its
+ * holder keeps the lock until this call settles) and then takes a turn on each, in a fixed order (so
+ * two siblings asking for the same frames cannot deadlock).
  *
  * - A lock that was lost in an open frame is not inherited: the call is refused with its
- *   `LockLostError` before it runs.
- * - A frame that closed (its call returned) or whose lock was released or lapsed is skipped.
+ *   `LockLostError` before it runs, also when the loss came while it waited for its turn.
+ * - A frame that closed (its call returned) or whose lock was released or lapsed is skipped. A lock
+ *   its holder released while this call waited for its turn is acquired anew (`missing`).
  * - With `skip`, resolves to `undefined` without waiting when a frame's turn is taken.
  */
 export function enterChain(
@@ -167,37 +176,54 @@ export function enterChain(
   covers: (lock: Lock, name: string) => boolean,
   options: { signal?: AbortSignal; skip?: boolean } = {},
 ): ChainEntry | undefined | Promise<ChainEntry | undefined> {
-  const frames = new Set<HoldFrame>();
-  const inherited = new Set<Lock>();
+  const found = new Map<string, { frame: HoldFrame; lock: Lock }>();
   const missing: string[] = [];
   for (const name of names) {
-    const found = frameHolding(issuer, keyOf(name));
-    if (found && covers(found.lock, name)) {
-      frames.add(found.frame);
-      inherited.add(found.lock);
-    } else missing.push(name);
+    const held = frameHolding(issuer, keyOf(name));
+    if (held && covers(held.lock, name)) found.set(name, held);
+    else missing.push(name);
   }
   // Nothing inherited (the common case): no turn to wait for, so no tick lost before acquiring.
-  if (frames.size === 0) return ChainEntry.create([], missing, []);
-  const ordered = [...frames].sort((a, b) => a.id - b.id);
+  if (found.size === 0) return ChainEntry.create([], missing, []);
+  const ordered = [...new Set([...found.values()].map((f) => f.frame))].sort((a, b) => a.id - b.id);
   if (options.skip && ordered.some((f) => f.isBusy)) return undefined;
-  return enterFrames(ordered, inherited, missing, options.signal);
+  // Joined now, while every one of these frames is open and its lock held: none releases before this call settles.
+  const joined = ordered.map((frame) => ({
+    frame,
+    settle: frame.join(),
+    handOn: undefined as (() => void) | undefined,
+  }));
+  return takeTurns(joined, found, missing, options.signal);
 }
 
-async function enterFrames(
-  ordered: HoldFrame[],
-  inherited: Set<Lock>,
+async function takeTurns(
+  joined: { frame: HoldFrame; settle: () => void; handOn: (() => void) | undefined }[],
+  found: Map<string, { frame: HoldFrame; lock: Lock }>,
   missing: string[],
   signal: AbortSignal | undefined,
 ): Promise<ChainEntry> {
-  const leaves: (() => void)[] = [];
+  const leave = (entry: (typeof joined)[number]): void => {
+    entry.handOn?.();
+    entry.settle();
+  };
+  const inherited = new Set<Lock>();
   try {
-    for (const frame of ordered) leaves.push(await frame.enter(signal));
-    // Waiting for a turn may have outlasted an inherited lock: never run on a lost one.
-    for (const lock of inherited) if (lock.lostReason) throw lock.lostReason;
+    for (const entry of joined) entry.handOn = await entry.frame.turn(signal);
+    // Waiting for a turn may have outlasted an inherited lock: never run on a lost or released one.
+    for (const [name, { lock }] of found) {
+      if (lock.lostReason) throw lock.lostReason;
+      if (lock.isHeld) inherited.add(lock);
+      else missing.push(name); // its holder released it meanwhile: acquire it like any other caller
+    }
   } catch (error) {
-    for (const leave of leaves) leave();
+    for (const entry of joined) leave(entry);
     throw error;
+  }
+  const used = new Set([...found.values()].filter((f) => inherited.has(f.lock)).map((f) => f.frame));
+  const leaves: (() => void)[] = [];
+  for (const entry of joined) {
+    if (used.has(entry.frame)) leaves.push(() => leave(entry));
+    else leave(entry); // none of its locks is used: hand it on now
   }
   return ChainEntry.create([...inherited], missing, leaves);
 }
@@ -236,7 +262,8 @@ export function runWithLock<T>(lock: Lock, fn: () => T): T {
 /**
  * The lock held by the current call chain: the innermost one, or the one covering `resource`.
  * Inside a `@Locked` method or a `using()` callback it gives the lock's `signal` and remaining
- * `validity`; elsewhere, and in work left running after that call returned, it returns `undefined`.
+ * `validity`; elsewhere, in work left running after that call returned, and once the lock was
+ * released, it returns `undefined`. A lost lock is still returned: its `signal` has aborted.
  *
  * @example
  * \@Locked('order:#id')
@@ -249,8 +276,11 @@ export function runWithLock<T>(lock: Lock, fn: () => T): T {
 export function currentLock(resource?: string): Lock | undefined {
   for (let f = storage.getStore(); f; f = f.parent) {
     if (!f.isOpen) continue; // its call has returned: work it left behind holds nothing
-    if (resource === undefined) return f.locks[0];
-    for (const lock of f.locks) if (lock.resources.includes(resource)) return lock;
+    for (const lock of f.locks) {
+      // A released lock is not the chain's any more; a lost one is, so that its signal shows the loss.
+      if (lock.releaseRequested && !lock.lostReason) continue;
+      if (resource === undefined || lock.resources.includes(resource)) return lock;
+    }
   }
   return undefined;
 }

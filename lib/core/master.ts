@@ -2,7 +2,7 @@ import { Cluster, Redis, type ClusterNode, type ClusterOptions, type RedisOption
 import { RedlockConfigError } from '../errors/redlock-config.error.js';
 import { resolve as resolvePath } from 'node:path';
 import type { RedlockNode } from './options.js';
-import { redactUrl } from './redact.js';
+import { redact, redactUrl, secretsOf } from './redact.js';
 import { defineScripts, type ScriptedClient } from './scripts.js';
 import { clusterScripts } from './cluster-scripts.js';
 
@@ -215,7 +215,8 @@ function describeNode(node: RedlockNode, index: number): Described {
   }
   if (typeof node === 'string') {
     const text = node.trim();
-    const shown = JSON.stringify(redactUrl(text));
+    const secrets = secretsOf([text]);
+    const shown = JSON.stringify(redact(text, secrets));
     if (text === '') {
       throw new RedlockConfigError(
         option,
@@ -228,8 +229,11 @@ function describeNode(node: RedlockNode, index: number): Described {
         `\`${option}\` contains a space: ${shown}. Give one redis://host:port URL per entry.`,
       );
     }
-    const port = /^[a-z][a-z0-9+.-]*:\/\/(?:[^/@]*@)?(?:\[[^\]]*\]|[^:/?#]*):([^/?#]*)/i.exec(text)?.[1];
-    if (port !== undefined && port !== '') checkPort(option, port, shown);
+    // User info ends at the last `@` (a mistyped password may hold `/`), so its text is never read as the port.
+    const authority = /^[a-z][a-z0-9+.-]*:\/\/(.*)$/is.exec(text)?.[1];
+    const hostPort = authority?.slice(authority.lastIndexOf('@') + 1).split(/[/?#]/, 1)[0];
+    const port = hostPort === undefined ? undefined : /^(?:\[[^\]]*\]|[^:]*):(.*)$/s.exec(hostPort)?.[1];
+    if (port !== undefined && port !== '') checkPort(option, redact(port, secrets), shown);
     let url: URL;
     try {
       url = new URL(text);
@@ -270,6 +274,13 @@ function describeNode(node: RedlockNode, index: number): Described {
       throw new RedlockConfigError(
         option,
         `\`${option}.host\` must be a non-empty host name or address; got ${typeof o.host === 'string' ? '""' : typeof o.host}.`,
+      );
+    }
+    if (typeof o.host === 'string' && /[/@]/.test(o.host)) {
+      // Never quoted: a URL put here may carry a password, and the host would become the master's label.
+      throw new RedlockConfigError(
+        option,
+        `\`${option}.host\` must be a host name or address, not a URL; give a redis:// URL as the entry itself, or \`{ host, port, password }\`.`,
       );
     }
     checkPort(option, o.port, shown);

@@ -1,6 +1,7 @@
 import type { Cluster, ClusterNode, ClusterOptions, Redis, RedisOptions } from 'ioredis';
 import { RedlockConfigError } from '../errors/redlock-config.error.js';
 import { isLogger, type RedlockLogger } from './logger.js';
+import { redact, secretsOf } from './redact.js';
 import { isWellFormed } from './resources.js';
 
 /**
@@ -174,7 +175,8 @@ function refuse(option: string, rule: string, value: unknown): never {
 }
 
 function describe(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
+  // A string may be a node list given unsplit (`nodes: process.env.REDLOCK_NODES`): never its passwords.
+  if (typeof value === 'string') return JSON.stringify(redact(value, secretsOf([value])));
   if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return String(value);
   if (value === null || value === undefined) return String(value);
   return Array.isArray(value) ? `an array of ${value.length}` : typeof value;
@@ -269,7 +271,7 @@ export const REDLOCK_OPTIONS: {
   retryJitter: {
     default: undefined,
     shown: 'half of `retryDelay`',
-    doc: 'each wait is `retryDelay ± retryJitter` ms; must not exceed a numeric `retryDelay`. Its default follows the `retryDelay` in force (0 when that is a function)',
+    doc: 'each wait is `retryDelay ± retryJitter` ms; must not exceed a numeric `retryDelay`. Its default (half of `retryDelay`, 0 around a function), also when given as a value, follows the `retryDelay` in force per call',
     check: isWholeMs,
   },
   acquireTimeout: {
@@ -375,9 +377,6 @@ function defaultJitterFor(retryDelay: number | RetryDelay): number {
   return typeof retryDelay === 'function' ? 0 : Math.floor(retryDelay / 2);
 }
 
-/** Resolved retry settings whose `retryJitter` is the default, not a value the user set. */
-const derivedJitter = new WeakSet<object>();
-
 /** Refuses a `fencingPrefix` that overlaps `keyPrefix` (counters and locks could then share keys). */
 export function checkFencingPrefix(keyPrefix: string, fencingPrefix: string): void {
   if (fencingPrefix.startsWith(keyPrefix) || keyPrefix.startsWith(fencingPrefix)) {
@@ -407,8 +406,11 @@ export function checkCallOptions(
 const RETRY_KEYS = ['retryCount', 'retryDelay', 'retryJitter', 'acquireTimeout'] as const;
 
 /**
- * Merges per-call retry settings over `base` and checks the result. A `retryJitter` nobody set
- * follows the `retryDelay` in force; one the user set must not exceed a numeric `retryDelay`.
+ * Merges per-call retry settings over `base` and checks the result. A `retryJitter` that is the
+ * default for `base`'s delay (half of it; 0 around a function), and so also one nobody set, follows
+ * the `retryDelay` in force; any other must not exceed a numeric `retryDelay`. Reading it from the
+ * values, not from who built the object, keeps options spread from `REDLOCK_DEFAULTS` or from
+ * another `Redlock`'s `options` working the same.
  */
 export function resolveRetryOptions(
   base: ResolvedRetryOptions,
@@ -420,7 +422,7 @@ export function resolveRetryOptions(
     retryJitter: base.retryJitter,
     acquireTimeout: base.acquireTimeout,
   };
-  let jitterSet = !derivedJitter.has(base);
+  let jitterSet = base.retryJitter !== defaultJitterFor(base.retryDelay);
   if (overrides) {
     for (const key of RETRY_KEYS) {
       const value = overrides[key];
@@ -431,7 +433,6 @@ export function resolveRetryOptions(
   for (const key of RETRY_KEYS) if (merged[key] !== undefined) REDLOCK_OPTIONS[key].check(merged[key], key);
   if (!jitterSet) {
     merged.retryJitter = defaultJitterFor(merged.retryDelay);
-    derivedJitter.add(merged);
   } else if (typeof merged.retryDelay === 'number' && merged.retryJitter > merged.retryDelay) {
     refuse(
       'retryJitter',
@@ -472,16 +473,14 @@ export function resolveOptions(options: RedlockOptions): ResolvedRedlockOptions 
   const base: ResolvedRetryOptions = {
     retryCount: result.retryCount,
     retryDelay: result.retryDelay,
-    retryJitter: 0,
+    retryJitter: defaultJitterFor(result.retryDelay),
     acquireTimeout: result.acquireTimeout,
   };
-  derivedJitter.add(base);
   const retry = resolveRetryOptions(
     base,
     options.retryJitter === undefined ? undefined : { retryJitter: options.retryJitter },
   );
   result.retryJitter = retry.retryJitter;
-  if (derivedJitter.has(retry)) derivedJitter.add(result);
   return result;
 }
 

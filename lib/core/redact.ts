@@ -3,30 +3,61 @@
  * these first.
  */
 
-/** `scheme://user:pw@host…` → `scheme://***@host…`; also bare `user:pw@host` forms. */
+/**
+ * Where user info starts in a node string, however its scheme or slashes are mistyped
+ * (`redis://`, `redis//`, `redis:/`, `//`, none), and where it ends: at the last `@`, since a
+ * mistyped password may itself hold `/`, `@` or quotes. Leading quotes or brackets are kept.
+ */
+const USER_INFO = /^([("'`[<{]*(?![("'`[<{])(?:[a-z][a-z0-9+.-]*(?::|(?=\/)))?\/*)(.+)@/is;
+
+/**
+ * Any `…user:pw@host…` in `text` → `…***@host…`: every whitespace-separated word with an `@`
+ * loses what comes between its scheme (and slashes) and its last `@`, so a malformed URL such as
+ * `redis//:pw@host:1` is redacted like a well-formed one.
+ *
+ * @example
+ * redactUrl('bad node "redis//:secret@db:1"'); // 'bad node "redis//***@db:1"'
+ */
 export function redactUrl(text: string): string {
-  return text
-    .replace(/([a-z][a-z0-9+.-]*:\/\/)[^\s/@]*@/gi, '$1***@')
-    .replace(/(^|[\s"'(])[^\s/@"'(:]*:[^\s/@"']*@(?=[^\s@]+)/g, '$1***@');
+  return text.replace(/\S+/g, (word) => (word.includes('@') ? word.replace(USER_INFO, '$1***@') : word));
 }
 
-/** A text that may quote a node or a connection string, with any user info removed. */
+/**
+ * A text that may quote a node or a connection string, with the given secrets (longest first)
+ * and any user info removed.
+ *
+ * @example
+ * redact(error.message, secretsOf(nodes));
+ */
 export function redact(text: string, secrets: readonly string[] = []): string {
-  let out = redactUrl(text);
+  let out = text;
+  // Secrets first: a password with a space would otherwise be split across words by redactUrl.
   for (const s of secrets) if (s.length >= 1) out = out.split(s).join('***');
-  return out;
+  return redactUrl(out);
 }
 
-/** The passwords (and user names with them) found in a list of nodes, to scrub from any text. */
+/**
+ * The passwords (and user names standing for them) found in a list of nodes, to scrub from any
+ * text. A malformed string node yields them too.
+ *
+ * @example
+ * secretsOf(['redis//:secret@db:1']); // ['secret']
+ */
 export function secretsOf(nodes: readonly unknown[]): string[] {
   const found = new Set<string>();
+  const add = (s: string): void => {
+    found.add(s).add(safeDecode(s));
+    // `redis://:a@b@host`: whichever `@` a reader takes as the end, each piece stays secret.
+    for (const piece of s.split('@')) found.add(piece).add(safeDecode(piece));
+  };
   for (const node of nodes) {
     if (typeof node === 'string') {
-      const m = /^[a-z][a-z0-9+.-]*:\/\/([^/@]*)@/i.exec(node.trim());
-      if (m) {
-        const [user, pw] = m[1].split(':', 2);
-        if (pw) found.add(pw).add(safeDecode(pw));
-        else if (user && !m[1].includes(':')) found.add(user).add(safeDecode(user)); // redis://password@host
+      const info = USER_INFO.exec(node.trim())?.[2];
+      if (info) {
+        const colon = info.indexOf(':');
+        if (colon < 0)
+          add(info); // redis://password@host
+        else if (colon < info.length - 1) add(info.slice(colon + 1));
       }
     } else if (node !== null && typeof node === 'object') {
       const o = ((node as { options?: unknown }).options ?? node) as Record<string, unknown>;

@@ -1,6 +1,7 @@
 import { Inject } from '@nestjs/common';
 import type { LeadOptions, Leadership } from '../core/leadership.js';
 import { checkCallOptions, checkTtl, resolveRetryOptions } from '../core/options.js';
+import { RedlockClosedError } from '../errors/redlock-closed.error.js';
 import { RedlockError } from '../errors/redlock.error.js';
 import { LockKeyError } from '../errors/lock-key.error.js';
 import { RedlockService } from '../redlock.service.js';
@@ -51,7 +52,7 @@ export function campaignFor(
   try {
     leadership = service.lead(resource, options);
   } catch (error) {
-    if (error instanceof RedlockError && error.constructor === RedlockError) return undefined; // closed
+    if (error instanceof RedlockClosedError) return undefined; // closed: nothing leads any more
     throw error;
   }
   byResource.set(resource, leadership);

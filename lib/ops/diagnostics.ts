@@ -8,8 +8,8 @@ import type { LockLostError } from '../errors/lock-lost.error.js';
  * How an acquisition ended, as the `outcome` of the acquire channel's context and the
  * `nestjs_quorum_lock.outcome` metric attribute:
  * - `acquired`: the lock was won;
- * - `busy`: another holder kept it for the whole retry budget;
- * - `skipped`: a single-attempt call (`tryAcquire`, `onBusy: 'skip'`) found it held and did not wait;
+ * - `busy`: another holder kept it for the whole retry budget (for `tryAcquire`, its one attempt);
+ * - `skipped`: a call with `onBusy: 'skip'` found it held and gave up without an error;
  * - `timeout`: `acquireTimeout` ran out or the caller's `signal` aborted;
  * - `error`: Redis trouble (errors, timeouts, restarted masters) or any other failure.
  *
@@ -156,12 +156,12 @@ export const tracing = (): boolean =>
   releaseChannel.hasSubscribers ||
   extendChannel.hasSubscribers;
 
-function outcomeOf(error: unknown, single: boolean): AcquireOutcome {
+function outcomeOf(error: unknown, skip: boolean): AcquireOutcome {
   const e = error as { name?: string; busy?: boolean; message?: string } | null;
   // acquireTimeout ran out (the error says so), or the caller's signal ended the wait
   if (e?.name === 'AbortError' || e?.name === 'TimeoutError' || /`acquireTimeout`/.test(e?.message ?? ''))
     return 'timeout';
-  if (e?.busy === true) return single ? 'skipped' : 'busy';
+  if (e?.busy === true) return skip ? 'skipped' : 'busy';
   return 'error';
 }
 
@@ -197,12 +197,10 @@ export function traceAcquire<T extends Lock | null>(
       ctx.fencingToken = lock.fencingToken;
       ctx.outcome = 'acquired';
       if (ctx.keyTemplate !== undefined) templates.set(lock, ctx.keyTemplate);
-    } else if (error === undefined) ctx.outcome = 'skipped';
+    } else if (error === undefined)
+      ctx.outcome = 'busy'; // tryAcquire's null: held by another
     else {
-      ctx.outcome = outcomeOf(
-        error,
-        operation === 'tryAcquire' || (options as { onBusy?: unknown } | undefined)?.onBusy === 'skip',
-      );
+      ctx.outcome = outcomeOf(error, (options as { onBusy?: unknown } | undefined)?.onBusy === 'skip');
       const e = error as { attempts?: number; outcomes?: readonly MasterOutcome[] };
       if (typeof e?.attempts === 'number') ctx.attempts = e.attempts;
       if (Array.isArray(e?.outcomes)) ctx.outcomes = e.outcomes;

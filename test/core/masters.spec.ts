@@ -264,12 +264,27 @@ describe('nodes entries are trimmed and checked, and never leak a password', () 
     ],
     ['an option object with an empty host', [{ host: ' ', password: secret }], 'nodes[0]', /nodes\[0\]\.host/],
     [
+      'an option object whose host is a URL with a password',
+      [{ host: `redis://:${secret}@db.example`, port: 6379 }],
+      'nodes[0]',
+      /nodes\[0\]\.host.*not a URL/,
+    ],
+    [
       'the same master spelled LOCALHOST',
       ['redis://127.0.0.1:7001', `redis://:${secret}@LOCALHOST:7001`],
       'nodes[1]',
       /same master as `nodes\[0\]` \(127\.0\.0\.1:7001\)/,
     ],
     ['the same master spelled 127.1', ['redis://127.0.0.1:7001', 'redis://127.1:7001'], 'nodes[1]', /same master/],
+    // Malformed URLs: however the scheme, slashes or user info are mistyped, the password is never shown.
+    ['a URL missing its colon', [`redis//:${secret}@db.example:1`], 'nodes[0]', /not a valid URL/],
+    ['a URL missing its colon, with a user', [`redis//user:${secret}@db.example:1`], 'nodes[0]', /not a valid URL/],
+    ['a URL missing its scheme', [`//:${secret}@db.example:1`], 'nodes[0]', /not a valid URL/],
+    ['a URL with one slash', [`redis:/:${secret}@db.example:1`], 'nodes[0]', /names no host/],
+    ['a URL with three slashes', [`redis:///:${secret}@db.example:1`], 'nodes[0]', /names no host/],
+    ['a password with a slash', [`redis://:${secret}/x@db.example:1`], 'nodes[0]', /./],
+    ['a URL that ends at its user info', [`redis://:${secret}@`], 'nodes[0]', /./],
+    ['a password with a space', [`redis://:${secret} x@db.example:1`], 'nodes[0]', /contains a space/],
     [
       'the same master spelled ::ffff:127.0.0.1',
       ['redis://127.0.0.1:7001', 'redis://[::ffff:127.0.0.1]:7001'],
@@ -305,6 +320,27 @@ describe('nodes entries are trimmed and checked, and never leak a password', () 
         expect(text).not.toContain(secret);
     });
   }
+
+  it.each([
+    `redis://:${secret}@db.example:1`,
+    `redis://:${secret}@a:1,redis://:${secret}@b:1`,
+    `redis//:${secret}@a:1`,
+  ])(
+    'refuses `nodes` given as one string (%#: an unsplit environment variable) without showing its password',
+    (nodes) => {
+      let error: unknown;
+      try {
+        new Redlock({ nodes: nodes as never, logger: false });
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toBeInstanceOf(RedlockConfigError);
+      const e = error as RedlockConfigError;
+      expect(e.option).toBe('nodes');
+      for (const text of [e.message, String(e), e.stack ?? '', JSON.stringify(e), inspect(e)])
+        expect(text).not.toContain(secret);
+    },
+  );
 
   it('accepts an entry with stray spaces around it (REDLOCK_NODES split on commas)', async () => {
     const redlock = new Redlock({

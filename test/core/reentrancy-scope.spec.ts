@@ -3,8 +3,8 @@
  * masters (3 redis-server processes started by the test).
  */
 import { describe, expect, it } from '@jest/globals';
-import { now, resourceName, sleep, useMasters, valuesOn, expectAbsentOnAll } from '../support/index.js';
-import { currentLock, LockAcquisitionError, LockLostError, type Lock } from '../../lib/index.js';
+import { now, resourceName, sleep, useMasters, valuesOn, expectAbsentOnAll, waitFor } from '../support/index.js';
+import { currentLock, LockAcquisitionError, LockLostError, type Lock, type Redlock } from '../../lib/index.js';
 
 /** Counts how many bodies run at once. */
 function concurrency() {
@@ -203,5 +203,101 @@ describe('reentrant siblings take turns; nesting never deadlocks (3 masters)', (
     );
     expect(state.most).toBe(1);
     await expectAbsentOnAll(set.clients, `lock:${other}`);
+  });
+});
+
+describe('a call never runs inside a lock that is gone (3 masters)', () => {
+  const set = useMasters(3);
+  const patient = { retryCount: 500, retryDelay: 10, retryJitter: 5 };
+
+  /** Another instance takes `resource` as soon as it can and holds it 300 ms; records when. */
+  function contend(other: Redlock, resource: string) {
+    const seen: { acquired?: number; released?: number } = {};
+    const done = other.acquire(resource, 2_000, patient).then(async (lock) => {
+      seen.acquired = now();
+      await sleep(300);
+      seen.released = now();
+      await lock.release();
+    });
+    return { seen, done };
+  }
+
+  it('a detached call waiting for its turn on one held lock keeps the other lock it inherited held: no other instance gets it before the call settles', async () => {
+    const redlock = await set.redlock({ commandTimeout: 200 });
+    const other = await set.redlock({ commandTimeout: 200 });
+    const a = resourceName('turn-a');
+    const b = resourceName('turn-b');
+    const inner: { start?: number; end?: number; heldB?: boolean; onMasters?: number } = {};
+    let detached: Promise<unknown> | undefined;
+    let contender: ReturnType<typeof contend> | undefined;
+    await redlock.using(a, 2_000, () =>
+      Promise.all([
+        // Holds a's turn until the contender has b, or 1 s if it cannot get it.
+        redlock.using(a, 2_000, () => waitFor(() => contender?.seen.acquired !== undefined, 1_000)),
+        redlock.using(b, 2_000, async () => {
+          // Fire and forget, on [a, b]: it inherits both, and must wait for a's turn.
+          detached = redlock.using([a, b], 2_000, async () => {
+            inner.start = now();
+            const lockB = currentLock(b);
+            inner.heldB = lockB?.isHeld ?? false;
+            const values = await valuesOn(set.clients, `lock:${b}`);
+            inner.onMasters = values.filter((v) => lockB && v === lockB.value).length;
+            await sleep(50);
+            inner.end = now();
+          });
+          // b's holder returns at once, and another instance wants b from now on.
+          contender = contend(other, b);
+        }),
+      ]),
+    );
+    await detached;
+    await contender!.done;
+    expect(inner.heldB).toBe(true);
+    expect(inner.onMasters).toBeGreaterThanOrEqual(2);
+    // Never at once: the other instance got b only once the detached call had settled.
+    expect(contender!.seen.acquired!).toBeGreaterThanOrEqual(inner.end!);
+    await expectAbsentOnAll(set.clients, `lock:${b}`);
+  });
+
+  it('a call waiting for its turn on a lock that its holder released acquires the lock anew, after the other instance that took it', async () => {
+    const redlock = await set.redlock({ commandTimeout: 200 });
+    const other = await set.redlock({ commandTimeout: 200 });
+    const resource = resourceName('released-turn');
+    const second: { start?: number; inherited?: boolean; held?: boolean } = {};
+    let contender: ReturnType<typeof contend> | undefined;
+    await redlock.using(resource, 2_000, async (lock) => {
+      // `first` has the turn until the other instance holds the resource (or 1 s).
+      const first = redlock.using(resource, 2_000, () => waitFor(() => contender?.seen.acquired !== undefined, 1_000));
+      const waiting = redlock.using(
+        resource,
+        2_000,
+        async (mine) => {
+          second.start = now();
+          second.inherited = mine === lock;
+          second.held = mine.isHeld;
+        },
+        patient,
+      );
+      await lock.release(); // the holder gives the lock up while `waiting` waits for its turn
+      contender = contend(other, resource);
+      await Promise.all([first, waiting]);
+    });
+    await contender!.done;
+    expect(second.inherited).toBe(false);
+    expect(second.held).toBe(true);
+    expect(second.start!).toBeGreaterThanOrEqual(contender!.seen.released!);
+  });
+
+  it('currentLock() never returns a released lock: once the body released it, the chain holds nothing', async () => {
+    const redlock = await set.redlock({ commandTimeout: 200 });
+    const resource = resourceName('current-released');
+    const seen: { before?: Lock; after?: (Lock | undefined)[] } = {};
+    await redlock.using(resource, 2_000, async (lock) => {
+      seen.before = currentLock(resource);
+      await lock.release();
+      seen.after = [currentLock(), currentLock(resource)];
+    });
+    expect(seen.before?.resources).toEqual([resource]);
+    expect(seen.after).toEqual([undefined, undefined]);
   });
 });

@@ -7,6 +7,7 @@ import {
   RedlockClosedError,
   RedlockConfigError,
   RedlockError,
+  REDLOCK_DEFAULTS,
 } from '../../lib/index.js';
 
 describe('retry policy, derived defaults and error reasons (3 masters)', () => {
@@ -55,11 +56,34 @@ describe('retry policy, derived defaults and error reasons (3 masters)', () => {
     const redlock = await set.redlock();
     const lock = await redlock.acquire(resourceName('delay-only'), 1_000, { retryDelay: 50 });
     await lock.release();
-    // A jitter the user did set is still checked against the delay in force.
-    const strict = await set.redlock({ retryJitter: 100 });
+    // A jitter the user did set (other than half the module's delay) is still checked against the delay in force.
+    const strict = await set.redlock({ retryJitter: 150 });
     const error = await rejectionOf(strict.acquire(resourceName('delay-only'), 1_000, { retryDelay: 50 }));
     expect(error).toBeInstanceOf(RedlockConfigError);
     expect((error as RedlockConfigError).option).toBe('retryJitter');
+  });
+
+  it('a per-call retryDelay below the module jitter is accepted when that jitter is the default, however the options were built', async () => {
+    const holder = await set.redlock();
+    const resource = resourceName('defaults-spread');
+    const held = await holder.acquire(resource, 5_000);
+    try {
+      const fromDefaults = await set.redlock({ ...REDLOCK_DEFAULTS, restartGuard: false });
+      const fromOptions = await set.redlock({ ...fromDefaults.options });
+      for (const redlock of [fromDefaults, fromOptions]) {
+        expect(redlock.options.retryJitter).toBe(100);
+        // Busy: it retried with the per-call delay (jitter 5) and gave up; no RedlockConfigError.
+        const error = await rejectionOf(redlock.acquire(resource, 1_000, { retryDelay: 10, retryCount: 2 }));
+        expect(error).toBeInstanceOf(LockAcquisitionError);
+        expect((error as LockAcquisitionError).attempts).toBe(3);
+        const ran = await redlock.using(resourceName('free'), 1_000, async (lock) => lock.resources, {
+          retryDelay: 10,
+        });
+        expect(ran).toHaveLength(1);
+      }
+    } finally {
+      await held.release();
+    }
   });
 
   it('LockLostError carries its reason: majority-lost, released, lapsed, not-renewed, shutdown', async () => {

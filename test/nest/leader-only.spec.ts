@@ -5,7 +5,7 @@
  */
 import 'reflect-metadata';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import { Injectable, type INestApplication } from '@nestjs/common';
+import { Injectable, Scope, type INestApplication } from '@nestjs/common';
 import { LeaderOnly, LockKeyError, RedlockConfigError } from '../../lib/index.js';
 import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.js';
 import { RedisInspector, waitFor } from '../support/index.js';
@@ -26,6 +26,18 @@ class LeaderJob {
   @LeaderOnly(RESOURCE)
   async also(): Promise<string> {
     return 'also';
+  }
+}
+
+/** Request-scoped: never campaigned at bootstrap, so its first call starts the campaign. */
+@Injectable({ scope: Scope.REQUEST })
+class ScopedLeaderJob {
+  calls = 0;
+
+  @LeaderOnly('leader-only:scoped')
+  async run(): Promise<string> {
+    this.calls++;
+    return 'ran';
   }
 }
 
@@ -89,6 +101,20 @@ describe('@LeaderOnly', () => {
     } finally {
       await Promise.all(apps.map((app) => app.close()));
     }
+    expect(await inspector.released()).toBe(true);
+  });
+
+  it('a method whose campaign never started resolves to undefined once the application has closed', async () => {
+    const app = await startApp(fastOptions(redis.urls), { providers: [ScopedLeaderJob] });
+    let job: ScopedLeaderJob;
+    try {
+      job = await app.resolve(ScopedLeaderJob); // built, never called: no campaign yet
+    } finally {
+      await app.close();
+    }
+    // Its first call after close(): nothing leads any more, so it does not run and does not reject.
+    await expect(job.run()).resolves.toBeUndefined();
+    expect(job.calls).toBe(0);
     expect(await inspector.released()).toBe(true);
   });
 

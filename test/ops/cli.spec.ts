@@ -246,6 +246,9 @@ describe('the nestjs-quorum-lock command-line inspector (built bin, real masters
       ['inspect', '--nodes', `${good},${bad}`],
       ['inspect', '--nodes', `${good},${bad}`, '--json'],
       ['inspect', '--nodes', 'http://:s3cr3t-pw@x'],
+      ['inspect', '--nodes', `redis//:s3cr3t-pw@127.0.0.1:${port}`],
+      ['masters', '--nodes', `redis:/:s3cr3t-pw@127.0.0.1:${port}`],
+      ['masters', '--nodes', `redis://:s3cr3t-pw/x@127.0.0.1:${port}`],
     ]) {
       const res = await cli(...args);
       const all = res.stdout + res.stderr;

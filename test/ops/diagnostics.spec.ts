@@ -90,11 +90,11 @@ describe('diagnostics channels', () => {
     expect(failed.attempts).toBe(3);
     expect(failed.error).toBe(error);
     expect(failed.outcomes.map((o) => o!.status)).toEqual(['refused', 'refused', 'refused']);
-    // tryAcquire on a held lock: one attempt, no wait
+    // tryAcquire on a held lock: one attempt, no wait; the lock was busy
     await expect(redlock.tryAcquire(resource, 1_000)).resolves.toBeNull();
-    const skipped = rec.events.filter((e) => e.kind === 'asyncEnd').at(-1)!.ctx;
-    expect(skipped).toMatchObject({ operation: 'tryAcquire', outcome: 'skipped', result: null });
-    // onBusy: 'skip' (as @Locked uses it): skipped too, not busy
+    const tried = rec.events.filter((e) => e.kind === 'asyncEnd').at(-1)!.ctx;
+    expect(tried).toMatchObject({ operation: 'tryAcquire', outcome: 'busy', result: null });
+    // onBusy: 'skip' (as @Locked uses it): skipped, not busy
     await expect(redlock.acquire(resource, 1_000, { onBusy: 'skip' })).resolves.toBeUndefined();
     expect(rec.events.filter((e) => e.kind === 'error').at(-1)!.ctx).toMatchObject({
       operation: 'acquire',

@@ -120,6 +120,29 @@ describe('OpenTelemetry (real SDK, in-memory exporters)', () => {
     expect(acquire.events.map((e) => e.name)).toContain('waited');
   });
 
+  it("a busy tryAcquire's outcome is busy, as for acquire; skipped is only for onBusy: 'skip'", async () => {
+    const resource = resourceName('busy-try');
+    const busyBefore = sum(await points('nestjs_quorum_lock.acquisitions'), { 'nestjs_quorum_lock.outcome': 'busy' });
+    const holder = await service.acquire(resource, 5_000);
+    try {
+      expect(await service.tryAcquire(resource, 1_000)).toBeNull();
+      expect(await service.acquire(resource, 1_000, { onBusy: 'skip' })).toBeUndefined();
+      expect(await service.using(resource, 1_000, async () => 'ran', { onBusy: 'skip' })).toBeUndefined();
+    } finally {
+      await holder.release();
+    }
+    const outcomes = spans
+      .getFinishedSpans()
+      .filter((s) => s.name === 'lock acquire')
+      .map(
+        (s) =>
+          `${String(s.attributes['nestjs_quorum_lock.operation'])} ${String(s.attributes['nestjs_quorum_lock.outcome'])}`,
+      );
+    expect(outcomes).toEqual(['acquire acquired', 'tryAcquire busy', 'acquire skipped', 'using skipped']);
+    const busyAfter = sum(await points('nestjs_quorum_lock.acquisitions'), { 'nestjs_quorum_lock.outcome': 'busy' });
+    expect(busyAfter).toBe(busyBefore + 1);
+  });
+
   it('metrics: acquire duration, wait time, hold duration and results by outcome, by key template', async () => {
     const before = await points('nestjs_quorum_lock.acquisitions');
     const acquiredBefore = sum(before, {
@@ -142,7 +165,7 @@ describe('OpenTelemetry (real SDK, in-memory exporters)', () => {
     expect(sum(results, { 'nestjs_quorum_lock.key_template': 'order:#id', 'nestjs_quorum_lock.outcome': 'busy' })).toBe(
       busyBefore + 1,
     );
-    expect(sum(results, { 'nestjs_quorum_lock.outcome': 'skipped' })).toBeGreaterThanOrEqual(1);
+    expect(sum(results, { 'nestjs_quorum_lock.outcome': 'busy' })).toBeGreaterThanOrEqual(2); // with the tryAcquire
     for (const p of results) expect(JSON.stringify(p.attributes)).not.toMatch(/order:\d/);
     for (const name of [
       'nestjs_quorum_lock.acquire.duration',

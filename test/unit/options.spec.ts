@@ -199,9 +199,13 @@ describe('resolveRetryOptions (per-call overrides)', () => {
     expect(base).toEqual(copy);
   });
 
-  it('checks the merged result: a lowered retryDelay below the base retryJitter is refused naming retryJitter', () => {
-    const error = refusal(() => resolveRetryOptions(base, { retryDelay: 50 }));
+  it('checks the merged result: a lowered retryDelay below a base retryJitter the user set is refused naming retryJitter', () => {
+    const error = refusal(() => resolveRetryOptions({ ...base, retryJitter: 150 }, { retryDelay: 50 }));
     expect(error.option).toBe('retryJitter');
+  });
+
+  it('a base retryJitter that is the default (half the base delay) follows a lowered retryDelay', () => {
+    expect(resolveRetryOptions(base, { retryDelay: 50 })).toMatchObject({ retryDelay: 50, retryJitter: 25 });
   });
 
   it('refuses a bad per-call retryCount naming it', () => {
