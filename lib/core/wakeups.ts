@@ -384,15 +384,15 @@ export class Wakeups {
     const connection = ++sub.connection;
     sub.server = undefined;
     sub.held.length = 0; // heard on a connection whose server was never read
-    sub.client.info('server').then(
-      (info) => done(/^run_id:(\S+)/m.exec(info)?.[1] ?? ''),
-      () => done(''), // unreadable (an ACL without INFO): its handovers never count, attempts find the key
-    );
     const done = (server: string): void => {
       if (connection !== sub.connection) return;
       sub.server = server;
       for (const [channel, message, arrived] of sub.held.splice(0)) this.heard(sub, index, channel, message, arrived);
     };
+    sub.client.info('server').then(
+      (info) => done(/^run_id:(\S+)/m.exec(info)?.[1] ?? ''),
+      () => done(''), // unreadable (an ACL without INFO): its handovers never count, attempts find the key
+    );
   }
 
   /** Closes the subscriber connections (waiters are rejected by the closing signal they wait on). */
