@@ -83,7 +83,13 @@ function onExit(): void {
 /** Extra `redis-server` arguments, or a function of the port that returns them (e.g. a cluster bus port). */
 export type ServerArgs = readonly string[] | ((port: number) => readonly string[]);
 
-function launch(bin: string, port: number, dir: string, extra: ServerArgs = []): Proc {
+/** How a server process is started: extra arguments and extra environment (e.g. a fake clock's). */
+interface LaunchOptions {
+  readonly args?: ServerArgs;
+  readonly env?: Readonly<Record<string, string>>;
+}
+
+function launch(bin: string, port: number, dir: string, { args: extra = [], env }: LaunchOptions = {}): Proc {
   const args = [
     '--port',
     String(port),
@@ -103,7 +109,10 @@ function launch(bin: string, port: number, dir: string, extra: ServerArgs = []):
     dir,
     ...(typeof extra === 'function' ? extra(port) : extra),
   ];
-  const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(bin, args, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...(env ? { env: { ...process.env, ...env } } : {}),
+  });
   const state: Proc['state'] = { done: false, output: '' };
   const capture = (chunk: Buffer) => (state.output = (state.output + chunk.toString()).slice(-4096));
   child.stdout.on('data', capture);
@@ -142,7 +151,7 @@ function answers(port: number, pid: number | undefined): Promise<boolean> {
 }
 
 /** Spawn on `port` and wait until it answers; `undefined` if the port turned out to be taken. */
-async function startOn(bin: string, port: number, dir: string, extra?: ServerArgs): Promise<Proc | undefined> {
+async function startOn(bin: string, port: number, dir: string, extra?: LaunchOptions): Promise<Proc | undefined> {
   const proc = launch(bin, port, dir, extra);
   const deadline = Date.now() + READY_TIMEOUT_MS;
   while (!proc.state.done && Date.now() < deadline) {
@@ -166,7 +175,7 @@ function createMaster(
   bin: string,
   dir: string | undefined,
   proc: Proc | undefined,
-  extra?: ServerArgs,
+  extra?: LaunchOptions,
 ): RedisMaster {
   // `proc` stays set after an unexpected exit (e.g. killed by someone else) until kill() or stop() reaps it.
   const live = () => (proc?.state.done ? undefined : proc);
@@ -221,7 +230,7 @@ async function removeTempDir(dir: string): Promise<void> {
   tempDirs.delete(dir);
 }
 
-async function startMaster(bin: string, extra?: ServerArgs): Promise<RedisMaster> {
+async function startMaster(bin: string, extra?: LaunchOptions): Promise<RedisMaster> {
   const dir = await makeTempDir();
   try {
     for (let attempt = 1; attempt <= PORT_ATTEMPTS; attempt++) {
@@ -248,11 +257,15 @@ export async function startRedisMasters(
   options: {
     redisServer?: string;
     /** Extra server arguments, e.g. `['--maxmemory', '4mb']`. */ args?: ServerArgs;
+    /** Extra environment of the server processes, e.g. a fake clock's (`fakeClock().env`). */
+    env?: Readonly<Record<string, string>>;
   } = {},
 ): Promise<RedisMasters> {
   if (!Number.isInteger(count) || count < 0) throw new RangeError(`count must be an integer >= 0, got ${count}`);
   const bin = options.redisServer ?? process.env.REDIS_SERVER ?? 'redis-server';
-  const results = await Promise.allSettled(Array.from({ length: count }, () => startMaster(bin, options.args)));
+  const results = await Promise.allSettled(
+    Array.from({ length: count }, () => startMaster(bin, { args: options.args, env: options.env })),
+  );
   const masters = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
   const stop = async () => void (await Promise.all(masters.map((m) => m.stop())));
   const failure = results.find((r) => r.status === 'rejected');

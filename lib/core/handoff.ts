@@ -406,13 +406,20 @@ export function parseReleaseMessage(message: string): { value: string; ticket?: 
   return { value, ticket, at: at === undefined ? undefined : Number(at) };
 }
 
+/** A direct handover heard in a release message: that master's time of it (ms) and the message's local arrival (monotonic ms). */
+export interface HandoverHeard {
+  readonly at: number;
+  readonly arrived: number;
+}
+
 /**
- * What a waiter knows of direct handovers to its ticket (docs/handoff.md §3). Per master: a clock
- * anchor (a ticketed round's monotonic start, and that master's time while it ran the script, which
- * came later), and the master times at which it set the waiter's value for the full TTL: seen in a
- * release message, or in a reply that found the value there and restarted its TTL. The anchor turns
- * a master time into a monotonic instant that is surely no later, so the key lives at least `ttl`
- * past it, however late a message arrives.
+ * What a waiter knows of direct handovers to its ticket (docs/handoff.md §3, *Safety*). Per master,
+ * an instant on this process's monotonic clock surely no later than the moment that master last set
+ * the waiter's value for the full TTL, so that the key lives at least `ttl` past it:
+ * - a ticketed reply that found the value there (it restarted the TTL): the start of its round;
+ * - a release message: dated from the anchor (the ticketed round whose reply carried that master's
+ *   latest time, `sent + (T − at)`), and never later than the message's arrival here, so that a
+ *   master's clock stepping forward between the anchor and the handover cannot date it late.
  */
 export class HandoverLedger {
   /** Ticketed rounds since the last reset: their replies fill in as masters answer. */
@@ -430,17 +437,17 @@ export class HandoverLedger {
 
   /**
    * Per master (of `count`), false when the ticket has surely left that master's queue: the last
-   * ticketed round found the key handed to it there, or that master's handover message (in `seen`,
-   * master times) is later than its reply to that round. Only this waiter's attempts (and its giving
+   * ticketed round found the key handed to it there, or that master's handover message (in `seen`)
+   * is later than its reply to that round. Only this waiter's attempts (and its giving
    * on, after which this knows nothing until its next round) queue its ticket, so nothing else puts it
    * back. A winner withdraws its ticket only where this is true.
    */
-  mayBeQueued(seen: ReadonlyMap<number, number> | undefined, count: number): boolean[] {
+  mayBeQueued(seen: ReadonlyMap<number, HandoverHeard> | undefined, count: number): boolean[] {
     return Array.from({ length: count }, (_, i) => {
       const reply = this.#last[i];
       if (!Array.isArray(reply) || reply.length < 4) return true;
       if (reply[0] === 1 && reply[3] === 1) return false;
-      return !((seen?.get(i) ?? -Infinity) > Number(reply[2]));
+      return !((seen?.get(i)?.at ?? -Infinity) > Number(reply[2]));
     });
   }
 
@@ -461,32 +468,35 @@ export class HandoverLedger {
    * undefined.
    */
   validUntil(
-    seen: ReadonlyMap<number, number> | undefined,
+    seen: ReadonlyMap<number, HandoverHeard> | undefined,
     quorum: number,
     trusted: (index: number) => boolean,
     ttl: number,
     driftFactor: number,
   ): number | undefined {
     const anchors = new Map<number, { sent: number; at: number }>();
-    const handed = new Map<number, number>();
+    const since = new Map<number, number>();
+    const later = (i: number, instant: number): void => {
+      if (!(instant <= (since.get(i) ?? -Infinity))) since.set(i, instant);
+    };
     for (const { start, replies } of this.#rounds) {
       replies.forEach((reply, i) => {
         if (!Array.isArray(reply) || reply.length < 4) return;
         const at = Number(reply[2]);
         if (!(at <= (anchors.get(i)?.at ?? -Infinity))) anchors.set(i, { sent: start, at });
-        if (reply[0] === 1 && reply[3] === 1) handed.set(i, Math.max(at, handed.get(i) ?? 0));
+        if (reply[0] === 1 && reply[3] === 1) later(i, start); // this round's script restarted the TTL
       });
     }
-    if (this.#messagesCount) for (const [i, at] of seen ?? []) handed.set(i, Math.max(at, handed.get(i) ?? 0));
-    const since: number[] = [];
-    for (const [i, at] of handed) {
-      const anchor = anchors.get(i);
-      if (!anchor || !trusted(i)) continue;
-      const gap = at - anchor.at; // master ms; the monotonic clock may run at another rate: allow for drift
-      since.push(anchor.sent + gap - Math.abs(gap) * driftFactor);
-    }
-    if (since.length < quorum) return undefined;
-    since.sort((a, b) => b - a);
-    return since[quorum - 1] + ttl - driftOf(ttl, driftFactor);
+    if (this.#messagesCount)
+      for (const [i, { at, arrived }] of seen ?? []) {
+        const anchor = anchors.get(i);
+        if (!anchor) continue;
+        const gap = at - anchor.at; // master ms; the monotonic clock may run at another rate: allow for drift
+        later(i, Math.min(anchor.sent + gap - Math.abs(gap) * driftFactor, arrived));
+      }
+    const bounds = [...since].filter(([i]) => trusted(i)).map(([, instant]) => instant);
+    if (bounds.length < quorum) return undefined;
+    bounds.sort((a, b) => b - a);
+    return bounds[quorum - 1] + ttl - driftOf(ttl, driftFactor);
   }
 }

@@ -360,6 +360,11 @@ export class MasterMonitor {
     return !this.options.allowEvictingMasters && p.maxmemoryPolicy !== undefined && p.maxmemoryPolicy !== 'noeviction';
   }
 
+  /** The `run_id` of the server that answered master `i`'s last `INFO`: the one the restart guard vetted. */
+  runIdOf(i: number): string | undefined {
+    return this.#probes[i].runId;
+  }
+
   /** Why master `i`'s votes must not count now, or undefined when they count. */
   distrust(i: number): Distrust | undefined {
     if (this.duplicateOf(i) !== undefined)

@@ -201,7 +201,13 @@ export class Redlock {
     this.options = resolveOptions(options);
     this.#masters = openMasters(this.options.nodes);
     this.quorum = quorumOf(this.#masters.length);
-    this.#wakeups = new Wakeups(this.#masters, this.options.wakeOnRelease);
+    // A handover message counts like a vote: from a trusted master, on a connection that reached the server the guard vetted.
+    this.#wakeups = new Wakeups(
+      this.#masters,
+      this.options.wakeOnRelease,
+      (i, runId) =>
+        this.#trusts(i) === true && (runId === undefined || !this.#guard || this.#monitor.runIdOf(i) === runId),
+    );
     this.#largestTtl = this.options.ttl;
     const guard = this.options.restartGuard;
     if (guard) {

@@ -2,6 +2,7 @@ import { RedlockConfigError } from '../errors/redlock-config.error.js';
 import { randomBytes } from 'node:crypto';
 import { now } from './clock.js';
 import type { ResolvedRetryOptions } from './options.js';
+import type { HandoverHeard } from './handoff.js';
 import type { Ticket, Wakeups } from './wakeups.js';
 
 /**
@@ -229,8 +230,8 @@ export class AttemptBudget {
       : { retryCount: this.policy.retryCount };
   }
 
-  /** Direct handovers to this acquisition's ticket seen in release messages: master index -> master time (ms). */
-  get handedAt(): ReadonlyMap<number, number> | undefined {
+  /** Direct handovers to this acquisition's ticket heard in release messages, per master index. */
+  get handedAt(): ReadonlyMap<number, HandoverHeard> | undefined {
     return this.#ticket?.handedAt;
   }
 

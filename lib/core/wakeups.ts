@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import type { Master } from './master.js';
 import { now } from './clock.js';
 import { abortableSleep } from './retry.js';
-import { parseReleaseMessage } from './handoff.js';
+import { parseReleaseMessage, type HandoverHeard } from './handoff.js';
 import { usesShardedPubSub } from './cluster-probe.js';
 import { randomBytes } from 'node:crypto';
 import { handoverChannelOf, INSTANCE_TAG_LENGTH, releaseChannelFor, releaseChannelOf } from './release-channel.js';
@@ -29,6 +29,16 @@ const CONTENDED_KEYS = 1_024;
  */
 const PARTIAL_HANDOVER_MS = 10;
 
+/** How many handover messages a subscriber keeps while it reads which server it reached. */
+const HELD_MESSAGES = 256;
+
+/**
+ * Whether handovers heard from master `index` count (docs/handoff.md *Safety*): on a connection
+ * that reached the server `runId` (undefined for a cluster, whose subscriber follows many), they
+ * count only while the restart guard trusts that master and has vetted that very server.
+ */
+export type HandoverVouch = (index: number, runId: string | undefined) => boolean;
+
 /** One master's subscriber connection and the channels it follows. */
 interface Subscriber {
   readonly client: Redis;
@@ -36,6 +46,15 @@ interface Subscriber {
   readonly keys: Map<string, string>;
   /** The channels subscribed with SSUBSCRIBE. */
   readonly sharded: Set<string>;
+  /**
+   * The `run_id` of the server this connection reached, read on it before it (re)subscribed;
+   * undefined while being read, '' when unreadable (its handovers then never count).
+   */
+  server?: string;
+  /** Bumped on each (re)connect: a late `INFO` reply of an earlier connection is ignored. */
+  connection: number;
+  /** Handover messages heard while `server` was being read: channel, message, arrival. */
+  readonly held: [string, string, number][];
 }
 
 interface KeyQueue {
@@ -54,8 +73,8 @@ export class Ticket {
   #resume: (() => void) | undefined;
   #wokenEarly = false;
   #check = false;
-  /** Direct handovers to this waiter's ticket seen so far: master index -> that master's time of it (ms). */
-  readonly handedAt = new Map<number, number>();
+  /** Direct handovers to this waiter's ticket heard so far: master index -> the latest one's master time and arrival. */
+  readonly handedAt = new Map<number, HandoverHeard>();
 
   constructor(
     private readonly wakeups: Wakeups,
@@ -146,6 +165,8 @@ export class Wakeups {
     private readonly masters: readonly Master[],
     /** False: no pub/sub; only releases made in this process wake waiters. */
     private readonly subscribe: boolean,
+    /** Whether a master's handover messages count now (by default they always do). */
+    private readonly vouch: HandoverVouch = () => true,
   ) {}
 
   /** True when some waiter of this process is queued for one of the keys (a newcomer queues behind it). */
@@ -226,8 +247,9 @@ export class Wakeups {
   /**
    * A release was seen (here or through pub/sub): wake the head waiter once per released value; or,
    * when the message names the ticket the key was handed to (`value\nticket`), only that waiter.
+   * `master` and `arrived` (monotonic ms): the master whose message this is, and when it arrived.
    */
-  released(key: string, message: string, master?: number): void {
+  released(key: string, message: string, master?: number, arrived = now()): void {
     const { value, ticket, at } = parseReleaseMessage(message);
     if (ticket !== undefined) this.sawHandover(key);
     const queue = this.#queues.get(key);
@@ -241,8 +263,8 @@ export class Wakeups {
     const named = queue.tickets.find((t) => t.remoteId === ticket);
     if (!named) return; // handed to a waiter of another process
     // A direct handover: this master set the waiter's value at that master time (docs/handoff.md §3).
-    if (at !== undefined && master !== undefined)
-      named.handedAt.set(master, Math.max(at, named.handedAt.get(master) ?? 0));
+    if (at !== undefined && master !== undefined && !(at <= (named.handedAt.get(master)?.at ?? -Infinity)))
+      named.handedAt.set(master, { at, arrived });
     // Wake it once a majority of masters has handed it the key: woken by the first, its attempt
     // could reach a master that has not yet seen the release and split the vote.
     // Messages of several handoffs can interleave: count each one apart (a few at a time).
@@ -321,18 +343,56 @@ export class Wakeups {
               lazyConnect: false,
               maxRetriesPerRequest: null,
             });
-        const sub: Subscriber = { client, keys: new Map(), sharded: new Set() };
+        const sub: Subscriber = { client, keys: new Map(), sharded: new Set(), connection: 0, held: [] };
         client.on('error', () => undefined); // a lost message costs one fallback delay, nothing more
-        const heard = (channel: string, value: string): void => {
-          const key = sub.keys.get(channel);
-          if (key !== undefined) this.released(key, value, index);
-        };
+        const heard = (channel: string, value: string): void => this.heard(sub, index, channel, value, now());
         client.on('message', heard);
         client.on('smessage', heard);
+        // A cluster's subscriber follows several servers: its handovers count while the guard trusts the node.
+        if (!m.cluster) client.on('ready', () => this.identify(sub, index));
         return sub;
       });
     }
     return this.#subscribers;
+  }
+
+  /**
+   * A message on a subscriber connection. A handover (it names a ticket) counts like a vote: only
+   * from a server the restart guard has vetted and trusts, known to be the one this connection
+   * reached; while that is being read the message waits. A release that frees the key only wakes a
+   * waiter, whose attempt is vetted as any.
+   */
+  private heard(sub: Subscriber, index: number, channel: string, message: string, arrived: number): void {
+    const key = sub.keys.get(channel);
+    if (key === undefined) return;
+    if (message.includes('\n') && !this.masters[index].cluster) {
+      if (sub.server === undefined) {
+        if (sub.held.push([channel, message, arrived]) > HELD_MESSAGES) sub.held.shift();
+        return;
+      }
+      if (!this.vouch(index, sub.server)) return;
+    } else if (message.includes('\n') && !this.vouch(index, undefined)) return;
+    this.released(key, message, index, arrived);
+  }
+
+  /**
+   * The subscriber connection of master `index` is (again) ready: reads which server it reached with
+   * an `INFO` sent on it before it resubscribes (ioredis resubscribes after its 'ready' listeners),
+   * so that every message it then delivers is known to come from that server.
+   */
+  private identify(sub: Subscriber, index: number): void {
+    const connection = ++sub.connection;
+    sub.server = undefined;
+    sub.held.length = 0; // heard on a connection whose server was never read
+    const done = (server: string): void => {
+      if (connection !== sub.connection) return;
+      sub.server = server;
+      for (const [channel, message, arrived] of sub.held.splice(0)) this.heard(sub, index, channel, message, arrived);
+    };
+    sub.client.info('server').then(
+      (info) => done(/^run_id:(\S+)/m.exec(info)?.[1] ?? ''),
+      () => done(''), // unreadable (an ACL without INFO): its handovers never count, attempts find the key
+    );
   }
 
   /** Closes the subscriber connections (waiters are rejected by the closing signal they wait on). */

@@ -1,0 +1,55 @@
+/**
+ * A wall clock that tests can step, for `redis-server` processes started with its `env`
+ * (`startRedisMasters(n, { env: clock.env })`): Debian's libfaketime reads the offset from a file
+ * on every call, so `step()` moves the servers' `TIME` (and their key expiry) at once, as an NTP
+ * step would. The monotonic clock is left alone, as a wall-clock step leaves it.
+ */
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const LIBFAKETIME = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
+// libfaketime and jemalloc (redis-server's allocator) recurse into each other at start-up; glibc's
+// debugging malloc, preloaded first, takes the allocations instead and breaks the cycle.
+const GLIBC_MALLOC = '/lib/x86_64-linux-gnu/libc_malloc_debug.so.0';
+
+/** A steppable clock: the environment to start servers with, and the offset control. */
+export interface FakeClock {
+  /** Environment for the server processes. */
+  readonly env: Readonly<Record<string, string>>;
+  /** Sets the servers' wall clock to `seconds` (fractional allowed) ahead of the real one; 0 undoes it. */
+  step(seconds: number): Promise<void>;
+  /** Removes the offset file. */
+  dispose(): Promise<void>;
+}
+
+/** True when libfaketime is installed (Debian/Ubuntu: `apt-get install -y faketime`). */
+export function fakeClockAvailable(): boolean {
+  return existsSync(LIBFAKETIME) && existsSync(GLIBC_MALLOC);
+}
+
+/**
+ * Creates a clock at offset 0.
+ * @example
+ * const clock = await fakeClock();
+ * const redis = await startRedisMasters(3, { env: clock.env });
+ * await clock.step(1.5); // every server's TIME jumps 1.5 s ahead
+ */
+export async function fakeClock(): Promise<FakeClock> {
+  if (!fakeClockAvailable())
+    throw new Error(`libfaketime was not found (${LIBFAKETIME}); install it: apt-get install -y faketime`);
+  const dir = await mkdtemp(join(tmpdir(), 'fake-clock-'));
+  const file = join(dir, 'offset');
+  await writeFile(file, '+0\n');
+  return {
+    env: {
+      LD_PRELOAD: `${GLIBC_MALLOC} ${LIBFAKETIME}`,
+      FAKETIME_TIMESTAMP_FILE: file,
+      FAKETIME_NO_CACHE: '1',
+      FAKETIME_DONT_FAKE_MONOTONIC: '1',
+    },
+    step: (seconds) => writeFile(file, `${seconds >= 0 ? '+' : ''}${seconds}\n`),
+    dispose: () => rm(dir, { recursive: true, force: true }),
+  };
+}
