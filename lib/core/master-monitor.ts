@@ -64,6 +64,11 @@ export interface MasterState {
   readonly uptimeMs?: number;
   /** `master` or `slave` (a replica cannot take locks). */
   readonly role?: string;
+  /**
+   * For a cluster node distrusted because one of its shards changed identity: that shard, e.g.
+   * `slots 0-8191 at 127.0.0.1:7003 (was 127.0.0.1:7000)`.
+   */
+  readonly shard?: string;
   /** The label of the `nodes` entry this one duplicates (`distrust` is then `duplicate`). */
   readonly sameServerAs?: string;
   /** How often its `run_id` changed (restarts) and its identity changed with a long uptime or a promotion (failovers). */

@@ -29,6 +29,11 @@ export interface MasterOutcome {
   readonly distrust?: DistrustReason;
   /** Milliseconds until the master counts again (`restarted`), never `Infinity`. */
   readonly distrustedFor?: number;
+  /**
+   * For a cluster node: the shard whose change is why its vote did not count, e.g.
+   * `slots 0-8191 at 127.0.0.1:7003 (was 127.0.0.1:7000)`.
+   */
+  readonly shard?: string;
 }
 
 /** Whether master `index`'s vote counts: true, or why not. */
