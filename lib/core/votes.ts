@@ -128,6 +128,7 @@ export function voteRound(
             status: trust.status,
             distrust: trust.distrust,
             distrustedFor: trust.distrustedFor,
+            ...(trust.shard !== undefined ? { shard: trust.shard } : {}),
           });
         } else record(i, { master: master.label, status: isGranted(value) ? 'granted' : 'refused' });
       },
@@ -158,7 +159,8 @@ export function describeOutcomes(outcomes: readonly (MasterOutcome | undefined)[
         trustedIn = Math.max(trustedIn, o.distrustedFor ?? 0);
         if (o.distrust)
           guardReasons.add(
-            o.distrust === 'unknown' ? 'just connected' : o.distrust === 'fresh' ? 'fresh server' : o.distrust,
+            (o.distrust === 'unknown' ? 'just connected' : o.distrust === 'fresh' ? 'fresh server' : o.distrust) +
+              (o.shard !== undefined ? ` (${o.shard})` : ''),
           );
       }
       if (o.status === 'excluded' && o.distrust)

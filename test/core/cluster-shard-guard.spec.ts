@@ -94,7 +94,6 @@ describe('restart guard on cluster shards (three 2-shard clusters, one replica p
   /** Asserts clusters 0 and 1 were not counted for `reason` (naming the shard), and are still distrusted. */
   function expectDistrusted(contender: Redlock, seen: MasterOutcome[][], reason: string, shard: RegExp): void {
     const states = contender.masterStates();
-    if (process.env.DEBUG_SHARDS) console.log(JSON.stringify(seen.map((o) => o.map((x) => [x.status, x.distrust, x.error?.message]))), JSON.stringify(states));
     for (const c of [0, 1]) {
       const reasons = seen.map((o) => o[c]).filter((o) => o?.status === 'restarted');
       expect(reasons.some((o) => o.distrust === reason && shard.test(o.shard ?? ''))).toBe(true);
@@ -148,7 +147,11 @@ describe('restart guard on cluster shards (three 2-shard clusters, one replica p
     const replica = shard.replicas[0];
     await nodeCommand(replica, 'CLUSTER', 'FAILOVER');
     expect(
-      await waitFor(async () => (await liveShardOf(clusters.clusters[0], key).catch(() => undefined))?.primary === replica, 10_000, 50),
+      await waitFor(
+        async () => (await liveShardOf(clusters.clusters[0], key).catch(() => undefined))?.primary === replica,
+        10_000,
+        50,
+      ),
     ).toBe(true);
     // The promoted replica has the key (a manual failover waits for replication), so its vote would
     // be a refusal; it must not count at all until its identity is read.
@@ -180,10 +183,13 @@ describe('restart guard on cluster shards (three 2-shard clusters, one replica p
             const password = `cut-${Math.random().toString(36).slice(2)}`;
             const client = new Redis({ host: '127.0.0.1', port: shard.primary.port, maxRetriesPerRequest: 0 });
             client.on('error', () => undefined);
-            await client.config('SET', 'requirepass', password);
-            cut.set(c, { primary: shard.primary, replica, password });
-            await client.call('CLIENT', 'KILL', 'TYPE', 'replica');
-            client.disconnect();
+            try {
+              await client.config('SET', 'requirepass', password);
+              cut.set(c, { primary: shard.primary, replica, password });
+              await client.call('CLIENT', 'KILL', 'TYPE', 'replica');
+            } finally {
+              client.disconnect();
+            }
             const down = await waitFor(
               async () => /master_link_status:down/.test(String(await nodeCommand(replica, 'INFO', 'replication'))),
               10_000,
