@@ -81,7 +81,7 @@ function slotsText(first: number, last: number): string {
 function claimedBy(reply: unknown[][], nodeId: string, owner: string): [number, number][] {
   const ranges: [number, number][] = [];
   for (const entry of reply) {
-    const [first, last, primary] = entry as [number, number, unknown[] | undefined];
+    const [first, last, primary] = entry as [number, number, (string | number | Buffer)[] | undefined];
     const id = primary?.[2];
     // Redis before 4.0 gives no node id: the address then identifies the primary.
     const mine = id !== undefined ? String(id) === nodeId : `${String(primary?.[0])}:${String(primary?.[1])}` === owner;
