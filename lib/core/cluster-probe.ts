@@ -1,6 +1,7 @@
 import type { Cluster } from 'ioredis';
 
-function field(info: string, name: string): string | undefined {
+/** One field of an `INFO` reply: `field(info, 'run_id')`. */
+export function field(info: string, name: string): string | undefined {
   return new RegExp(`^${name}:([^\\r\\n]*)`, 'm').exec(info)?.[1];
 }
 
@@ -47,10 +48,7 @@ export function topologyOf(cluster: Cluster): string {
 
 /**
  * The `INFO` of a whole cluster as one master's: every shard primary is asked, and the fields the
- * restart guard reads are combined per shard, so that a change on any shard is a change of the node.
- * `run_id` and `master_replid` become `slot:value` lists (one entry per shard, by its first slot);
- * the uptime is the smallest; the role is `master` only when every shard's primary says so; the
- * memory policy is the first one that can evict (else `noeviction`).
+ * restart guard reads are combined per shard (see {@link combineShardInfos}).
  *
  * @example
  * const info = await clusterInfo(cluster); // "run_id:0=ab…,5461=cd…,10923=ef…\r\nuptime_in_seconds:…"
@@ -68,6 +66,20 @@ export async function clusterInfo(cluster: Cluster): Promise<string> {
       return { slot, info: await node.info() };
     }),
   );
+  return combineShardInfos(cluster, infos);
+}
+
+/**
+ * Combines the `INFO` of each shard primary (by the first slot it serves) into one master's, so that
+ * a change on any shard is a change of the node. `run_id` and `master_replid` become `slot=value`
+ * lists; the uptime is the smallest; the role is `master` only when every shard's primary says so;
+ * the memory policy is the first one that can evict (else `noeviction`). Also records whether the
+ * cluster can use sharded pub/sub (every shard on Redis 7+).
+ *
+ * @example
+ * combineShardInfos(cluster, [{ slot: 0, info: a }, { slot: 8192, info: b }]); // "run_id:0=…,8192=…\r\n…"
+ */
+export function combineShardInfos(cluster: Cluster, infos: readonly { slot: number; info: string }[]): string {
   const list = (name: string): string => infos.map(({ slot, info }) => `${slot}=${field(info, name) ?? '?'}`).join(',');
   const uptime = Math.min(...infos.map(({ info }) => Number(field(info, 'uptime_in_seconds') ?? 0)));
   const roles = infos.map(({ info }) => field(info, 'role'));
@@ -84,7 +96,7 @@ export async function clusterInfo(cluster: Cluster): Promise<string> {
     `uptime_in_seconds:${uptime}`,
     ...(policy !== undefined ? [`maxmemory_policy:${policy}`] : []),
     ...(maxmemory !== undefined ? [`maxmemory:${maxmemory}`] : []),
-    `shards:${shards.length}`,
+    `shards:${infos.length}`,
     // the oldest shard's version: what every shard supports
     `redis_version:${infos.map(({ info }) => field(info, 'redis_version') ?? '?').sort(byVersion)[0]}`,
   ].join('\r\n');

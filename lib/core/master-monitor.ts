@@ -3,7 +3,13 @@ import { RedlockConfigError } from '../errors/redlock-config.error.js';
 import { now } from './clock.js';
 import type { RedlockLogger } from './logger.js';
 import type { Master } from './master.js';
-import { clusterInfo, topologyOf } from './cluster-probe.js';
+import {
+  adoptRefreshedMap,
+  compareShards,
+  readClusterIdentity,
+  routeChange,
+  type ClusterIdentity,
+} from './cluster-identity.js';
 import { redact } from './redact.js';
 import type { GuardReason, IdentityChange, RestartGuard } from './restart-guard.js';
 
@@ -64,6 +70,11 @@ export interface MasterState {
   readonly uptimeMs?: number;
   /** `master` or `slave` (a replica cannot take locks). */
   readonly role?: string;
+  /**
+   * For a cluster node distrusted because one of its shards changed identity: that shard, e.g.
+   * `slots 0-8191 at 127.0.0.1:7003 (was 127.0.0.1:7000)`.
+   */
+  readonly shard?: string;
   /** The label of the `nodes` entry this one duplicates (`distrust` is then `duplicate`). */
   readonly sameServerAs?: string;
   /** How often its `run_id` changed (restarts) and its identity changed with a long uptime or a promotion (failovers). */
@@ -76,7 +87,14 @@ export interface Distrust {
   readonly status: 'restarted' | 'excluded';
   readonly distrust: DistrustReason;
   readonly distrustedFor: number;
+  /** For a cluster node: the shard whose change is why. */
+  readonly shard?: string;
 }
+
+/** How often a cluster node's shards are read again while nothing else triggers it. */
+const CLUSTER_VET_INTERVAL_MS = 1_000;
+/** How soon a cluster node's shards are read again after a reading was interrupted by a change. */
+const CLUSTER_VET_RETRY_MS = 100;
 
 /**
  * One `ready` listener per client, whatever the number of `Redlock` instances sharing it: a user's
@@ -158,6 +176,10 @@ export class MasterMonitor {
   readonly #warnedPolicy: (string | undefined)[];
   readonly #reportedDuplicate: (string | undefined)[];
   readonly #trustTimers: (NodeJS.Timeout | undefined)[];
+  /** Each cluster node's shards as last vetted, and the routes they were read over. */
+  readonly #identities: (ClusterIdentity | undefined)[];
+  /** The shard whose change is why a cluster node is distrusted. */
+  readonly #shardNote: (string | undefined)[];
   #started = false;
   #closed = false;
 
@@ -175,6 +197,8 @@ export class MasterMonitor {
     this.#warnedPolicy = new Array<string | undefined>(n).fill(undefined);
     this.#reportedDuplicate = new Array<string | undefined>(n).fill(undefined);
     this.#trustTimers = new Array<NodeJS.Timeout | undefined>(n).fill(undefined);
+    this.#identities = new Array<ClusterIdentity | undefined>(n).fill(undefined);
+    this.#shardNote = new Array<string | undefined>(n).fill(undefined);
     this.#unwatch = masters.map((master, i) => {
       const unwatch = watchReady(master.client, () => this.onReady(i));
       const unwatchCluster = master.cluster ? this.watchCluster(i) : undefined;
@@ -194,21 +218,24 @@ export class MasterMonitor {
   }
 
   /**
-   * A cluster stays `ready` through a shard failover, so its slot map is watched instead: when the
-   * primary of any shard changes (the client refreshes the map on MOVED, on a node error and
-   * periodically), or a shard's connection comes back, the node is distrusted until its shards'
-   * `INFO` is read, as on a reconnect. Commands resent after the refresh go out after this.
+   * A cluster stays `ready` through a shard failover, a restarted shard primary or a moved slot, so
+   * its shards are vetted on their own: every reply is checked against the routes the shards were
+   * read over before its vote counts (`distrust()`), the slot map is compared on every refresh, and
+   * the shards are read again every second (a primary demoted and promoted again keeps its routes).
+   * Any change distrusts the node until its shards are read again.
    */
   private watchCluster(i: number): () => void {
     const cluster = this.masters[i].cluster!;
-    let topology = '';
     const onRefresh = (): void => {
       if (this.#closed || cluster.status !== 'ready') return;
-      const next = topologyOf(cluster);
-      const changed = topology !== '' && next !== topology;
-      topology = next;
-      if (changed) this.onReady(i);
-      else if (this.guard?.why(i) === 'unknown' && this.#inflightDone[i]) void this.probe(i); // a probe that failed: try again
+      const identity = this.#identities[i];
+      if (identity && this.guard?.why(i) !== 'unknown') {
+        // The refresh has just replaced the slot map (synchronously before this event): compare it now.
+        const changed = adoptRefreshedMap(cluster, identity)
+          ? routeChange(cluster, identity)
+          : 'the slot map now routes some slots elsewhere';
+        if (changed !== undefined) this.shardChanged(i, changed);
+      } else if (this.guard?.why(i) === 'unknown' && this.#inflightDone[i]) void this.probe(i); // a probe that failed: try again
     };
     const onNodeReady = (): void => {
       if (!this.#closed && cluster.status === 'ready') this.onReady(i);
@@ -224,18 +251,27 @@ export class MasterMonitor {
         seenReady = true;
       });
     };
-    const onReadyCluster = (): void => {
-      topology = topologyOf(cluster);
-    };
+    // Without the guard nothing is vetted: no periodic reading.
+    const vet = this.guard
+      ? setInterval(() => {
+          if (!this.#closed && cluster.status === 'ready' && this.#inflightDone[i]) void this.probe(i);
+        }, CLUSTER_VET_INTERVAL_MS)
+      : undefined;
+    vet?.unref();
     cluster.on('refresh', onRefresh);
     cluster.on('+node', onNode);
-    cluster.on('ready', onReadyCluster);
     for (const node of cluster.nodes('all')) onNode(node);
     return () => {
+      clearInterval(vet);
       cluster.off('refresh', onRefresh);
       cluster.off('+node', onNode);
-      cluster.off('ready', onReadyCluster);
     };
+  }
+
+  /** Cluster node `i` routes a shard elsewhere or reconnected to it: distrusted until its shards are read again. */
+  private shardChanged(i: number, what: string): void {
+    this.#shardNote[i] = what;
+    this.onReady(i);
   }
 
   private onReady(i: number): void {
@@ -251,7 +287,8 @@ export class MasterMonitor {
     const asked = now();
     const run = async (): Promise<void> => {
       const cluster = this.masters[i].cluster;
-      const info = cluster ? await clusterInfo(cluster) : await client.info();
+      const identity = cluster ? await readClusterIdentity(cluster) : undefined;
+      const info = identity ? identity.info : await client.info();
       // The uptime was measured when the server answered, so the guard counts it back from the reply's
       // arrival: counted from the request, a reply held up (a paused server) would date the start early.
       const answered = now();
@@ -281,7 +318,7 @@ export class MasterMonitor {
         }
       }
       if (generation !== this.#generation[i] || this.#closed) return;
-      this.record(i, probe, answered);
+      this.record(i, probe, answered, identity);
     };
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<boolean>((resolve) =>
@@ -290,6 +327,15 @@ export class MasterMonitor {
     const done = Promise.race([run().then(() => true), timeout])
       .catch(() => false) // No answer: the guard keeps the master distrusted ('unknown') until the next probe.
       .finally(() => clearTimeout(timer));
+    if (this.masters[i].cluster) {
+      // A cluster's shards read while its routing changed: read them again soon, not at the next tick.
+      void done.then((answered) => {
+        if (!answered && !this.#closed && generation === this.#generation[i] && this.guard?.why(i) === 'unknown')
+          setTimeout(() => {
+            if (!this.#closed && this.#inflightDone[i] && this.guard?.why(i) === 'unknown') void this.probe(i);
+          }, CLUSTER_VET_RETRY_MS).unref();
+      });
+    }
     this.#inflight[i] = done.then(() => undefined);
     this.#inflightDone[i] = false;
     void done.then(() => {
@@ -298,10 +344,21 @@ export class MasterMonitor {
     return done;
   }
 
-  private record(i: number, probe: Probe, answered: number): void {
+  private record(i: number, probe: Probe, answered: number, identity?: ClusterIdentity): void {
     const before = this.#probes[i];
     let change: IdentityChange = 'first';
-    if (before.runId !== undefined) {
+    let uptimeMs = probe.uptimeMs ?? 0;
+    const vetted = this.#identities[i];
+    if (identity) {
+      // A cluster node: compared shard by shard, slot by slot (docs/cluster.md).
+      this.#identities[i] = identity;
+      if (vetted) {
+        const shard = compareShards(vetted.shards, identity.shards);
+        change = shard.change;
+        uptimeMs = shard.uptimeMs;
+        if (shard.shard !== undefined) this.#shardNote[i] = shard.shard;
+      }
+    } else if (before.runId !== undefined) {
       if (probe.runId !== before.runId) change = 'restarted';
       else if (
         probe.replId !== undefined &&
@@ -315,7 +372,7 @@ export class MasterMonitor {
     this.#probes[i] = probe;
     this.#unanswered[i] = undefined;
     const wasTrusted = this.guard?.trusts(i) ?? true;
-    this.guard?.observed(i, change, probe.uptimeMs ?? 0, answered);
+    this.guard?.observed(i, change, uptimeMs, answered);
     if (!this.#started) return;
     const { label } = this.masters[i];
     // After start-up, say what changed as it happens (start-up itself is reported by `connected()`).
@@ -371,14 +428,33 @@ export class MasterMonitor {
       return { status: 'excluded', distrust: 'duplicate', distrustedFor: this.guardBound() };
     if (this.evictionRefused(i))
       return { status: 'excluded', distrust: 'evicting-policy', distrustedFor: this.guardBound() };
-    if (this.guard && !this.guard.trusts(i)) {
+    if (!this.guard) return undefined;
+    this.vetRoutes(i);
+    if (!this.guard.trusts(i)) {
+      const shard = this.#shardNote[i];
       return {
         status: 'restarted',
         distrust: this.guard.why(i) ?? 'unknown',
         distrustedFor: this.guard.distrustedFor(i),
+        ...(shard !== undefined ? { shard } : {}),
       };
     }
+    this.#shardNote[i] = undefined;
     return undefined;
+  }
+
+  /**
+   * A cluster node's reply counts only if it came over the routes its shards were vetted on: a
+   * `MOVED` (failover, moved slot) rewrites the client's slot map before the command is resent, and
+   * a restarted primary is reached over a new connection, so either shows here, synchronously,
+   * before the vote is counted. The node is then distrusted until its shards are read again.
+   */
+  private vetRoutes(i: number): void {
+    const cluster = this.masters[i].cluster;
+    const identity = this.#identities[i];
+    if (!cluster || !identity || this.#closed || this.guard?.why(i) === 'unknown') return;
+    const changed = routeChange(cluster, identity);
+    if (changed !== undefined) this.shardChanged(i, changed);
   }
 
   private guardBound(): number {
@@ -400,6 +476,7 @@ export class MasterMonitor {
         trusted: connected && !unanswered && d === undefined,
         distrustedFor: d ? d.distrustedFor : connected ? 0 : this.guardBound(),
         ...(distrust ? { distrust } : {}),
+        ...(d?.shard !== undefined ? { shard: d.shard } : {}),
         ...(master.lastError && !connected ? { lastError: this.clean(master.lastError) } : {}),
         ...(unanswered ? { lastError: unanswered } : {}),
         ...(p.roundTripMs !== undefined ? { roundTripMs: p.roundTripMs } : {}),
@@ -505,9 +582,15 @@ export class MasterMonitor {
       case 'fresh':
         return `a server first seen now that started recently${up}: a brand-new server cannot be told from one that restarted empty, so it counts once it has been up longer than the guard${guard}`;
       case 'restarted':
+        if (this.masters[i].cluster)
+          return `a shard's primary restarted (its run_id changed: ${this.#shardNote[i] ?? 'a shard'})${up} and may have forgotten locks; the cluster counts once it has been up longer than the guard${guard}`;
         return `the server restarted (its run_id changed)${up} and may have forgotten locks; it counts once it has been up longer than the guard${guard}`;
       case 'failover':
-        return `another server now answers at this address (its run_id or master_replid changed: a failover or promotion)${up}; it may lack locks the old master granted, so it counts after the guard${guard}`;
+        return this.masters[i].cluster
+          ? `a shard's primary changed (a failover or promotion: ${this.#shardNote[i] ?? 'another node'}); it may lack locks the old primary granted, so the cluster counts after the guard${guard}`
+          : `another server now answers at this address (its run_id or master_replid changed: a failover or promotion)${up}; it may lack locks the old master granted, so it counts after the guard${guard}`;
+      case 'slot-moved':
+        return `slots moved to another shard (${this.#shardNote[i] ?? 'resharding'}), which may lack the locks they held; the cluster counts after the guard${guard}`;
       default:
         return `its INFO has not been read yet since it connected`;
     }

@@ -8,16 +8,19 @@ import { now } from './clock.js';
  * - `restarted`: its `run_id` changed since last seen and it has been up less than the guard;
  * - `failover`: another server now answers at that address (`run_id` changed although it has been
  *   up for long), or a replica was promoted (`master_replid` changed): it may lack locks the old
- *   master granted, replication being asynchronous.
+ *   master granted, replication being asynchronous. On a cluster node: a shard's slots are now
+ *   served by another node than before (a promoted replica);
+ * - `slot-moved` (cluster nodes): slots of a shard are now served by another shard's primary, which
+ *   may not hold the keys they had.
  *
  * @example
  * redlock.masterStates().filter((m) => m.distrust === 'failover');
  * @publicApi
  */
-export type GuardReason = 'unknown' | 'fresh' | 'restarted' | 'failover';
+export type GuardReason = 'unknown' | 'fresh' | 'restarted' | 'failover' | 'slot-moved';
 
 /** How a master's identity compares with what was last seen at that node. */
-export type IdentityChange = 'first' | 'same' | 'restarted' | 'failover';
+export type IdentityChange = 'first' | 'same' | 'restarted' | 'failover' | 'slot-moved';
 
 /**
  * Redlock's "delayed restart" rule, enforced by the client, extended to failovers. A master that
@@ -45,9 +48,11 @@ export class RestartGuard {
   readonly #startedBy: number[];
   /** Whether `#startedBy` is the moment a failover was seen (not an uptime reading). */
   readonly #seenAt: boolean[];
+  /** What was seen then: `failover` or `slot-moved`. */
+  readonly #seenWhy: GuardReason[];
   /** How many times each master was seen to restart (its run_id changed). */
   readonly restarts: number[];
-  /** How many times a failover was seen at each master (new server with a long uptime, or a promotion). */
+  /** How many times a failover was seen at each master (new server with a long uptime, a promotion, or a cluster slot moved). */
   readonly failovers: number[];
 
   constructor(
@@ -60,6 +65,7 @@ export class RestartGuard {
     this.#pending = new Array<boolean>(count).fill(false);
     this.#startedBy = new Array<number>(count).fill(Infinity);
     this.#seenAt = new Array<boolean>(count).fill(false);
+    this.#seenWhy = new Array<GuardReason>(count).fill('failover');
     this.restarts = new Array<number>(count).fill(0);
     this.failovers = new Array<number>(count).fill(0);
   }
@@ -76,12 +82,13 @@ export class RestartGuard {
     const guard = this.guardMs();
     let until: number;
     let why: GuardReason;
-    if (change === 'failover' || (change === 'restarted' && uptimeMs >= guard)) {
+    if (change === 'failover' || change === 'slot-moved' || (change === 'restarted' && uptimeMs >= guard)) {
       // another server's data, whatever its uptime: counted as if it started now
       this.#startedBy[i] = answered;
       this.#seenAt[i] = true;
       until = answered + guard;
-      why = 'failover';
+      why = change === 'slot-moved' ? 'slot-moved' : 'failover';
+      this.#seenWhy[i] = why;
       this.failovers[i]++;
     } else {
       const startedBy = answered - uptimeMs;
@@ -97,7 +104,7 @@ export class RestartGuard {
           : change === 'same' && before !== undefined && before !== 'unknown'
             ? before // the same server, still distrusted for the reason it was
             : this.#seenAt[i]
-              ? 'failover'
+              ? this.#seenWhy[i]
               : 'fresh';
       if (change === 'restarted') this.restarts[i]++;
     }

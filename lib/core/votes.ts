@@ -29,6 +29,11 @@ export interface MasterOutcome {
   readonly distrust?: DistrustReason;
   /** Milliseconds until the master counts again (`restarted`), never `Infinity`. */
   readonly distrustedFor?: number;
+  /**
+   * For a cluster node: the shard whose change is why its vote did not count, e.g.
+   * `slots 0-8191 at 127.0.0.1:7003 (was 127.0.0.1:7000)`.
+   */
+  readonly shard?: string;
 }
 
 /** Whether master `index`'s vote counts: true, or why not. */
@@ -123,6 +128,7 @@ export function voteRound(
             status: trust.status,
             distrust: trust.distrust,
             distrustedFor: trust.distrustedFor,
+            ...(trust.shard !== undefined ? { shard: trust.shard } : {}),
           });
         } else record(i, { master: master.label, status: isGranted(value) ? 'granted' : 'refused' });
       },
@@ -153,7 +159,8 @@ export function describeOutcomes(outcomes: readonly (MasterOutcome | undefined)[
         trustedIn = Math.max(trustedIn, o.distrustedFor ?? 0);
         if (o.distrust)
           guardReasons.add(
-            o.distrust === 'unknown' ? 'just connected' : o.distrust === 'fresh' ? 'fresh server' : o.distrust,
+            (o.distrust === 'unknown' ? 'just connected' : o.distrust === 'fresh' ? 'fresh server' : o.distrust) +
+              (o.shard !== undefined ? ` (${o.shard})` : ''),
           );
       }
       if (o.status === 'excluded' && o.distrust)

@@ -50,4 +50,17 @@ describe('RestartGuard arithmetic (what INFO said, on the monotonic clock)', () 
     guard.observed(0, 'same', 2_000, now());
     expect(guard.trusts(0)).toBe(false);
   });
+
+  it('a moved cluster slot is distrusted for the whole guard, and keeps its reason through a reconnect', () => {
+    const guard = new RestartGuard(1, () => 5_000);
+    guard.observed(0, 'first', 60_000, now());
+    expect(guard.trusts(0)).toBe(true);
+    guard.observed(0, 'slot-moved', 60_000, now());
+    expect(guard.why(0)).toBe('slot-moved');
+    expect(guard.distrustedFor(0)).toBeGreaterThan(4_900);
+    expect(guard.failovers[0]).toBe(1);
+    guard.connecting(0);
+    guard.observed(0, 'same', 61_000, now());
+    expect(guard.why(0)).toBe('slot-moved');
+  });
 });
