@@ -121,7 +121,7 @@ end`;
 export const HANDOFF_LUA = {
   /**
    * KEYS: lock key, queue, leases, claims[, fencing counter]; ARGV: value, ttl, queue entry, score,
-   * lease ms, ticket id, claim window ms. Replies {granted, highest fencing counter or rank, master
+   * lease ms, claim window ms, ticket id. Replies {granted, highest fencing counter or rank, master
    * time ms, handed}.
    * Grants when the key already holds this value (`handed` is 1 when the ticket has left the
    * queue: only a release's handover does that; the TTL starts again), when it is reserved for this
@@ -146,7 +146,7 @@ if v == ARGV[1] then
   if redis.call('zscore', KEYS[2], ARGV[3]) then handed = 0 end
   return {1, 0, now, handed}
 end
-local free = v == ('${RESERVED_PREFIX}' .. ARGV[6])
+local free = v == ('${RESERVED_PREFIX}' .. ARGV[7])
 local first, score, deadline
 if v == false then
   first, score, deadline = claimant(now)
@@ -156,10 +156,10 @@ local lease = tonumber(ARGV[5])
 local function queue()
   redis.call('zadd', KEYS[2], ARGV[4], ARGV[3])
   redis.call('zadd', KEYS[3], now + lease, ARGV[3])
-  redis.call('hset', KEYS[4], 'w' .. ARGV[3], ARGV[7])
+  redis.call('hset', KEYS[4], 'w' .. ARGV[3], ARGV[6])
   local d = tonumber(redis.call('hget', KEYS[4], 'd' .. ARGV[3]))
   if v or d == nil or (not free and d > now) then
-    redis.call('hset', KEYS[4], 'd' .. ARGV[3], now + tonumber(ARGV[7]))
+    redis.call('hset', KEYS[4], 'd' .. ARGV[3], now + tonumber(ARGV[6]))
   end
   for i = 2, 4 do
     if redis.call('pttl', KEYS[i]) < lease then redis.call('pexpire', KEYS[i], lease) end
@@ -178,7 +178,7 @@ local ahead = 0
 if rank > 0 then ahead = 1 end
 if v then
   local score, id = string.match(v, '^(%d+)%.([%w_%-]+)%.')
-  if score and (tonumber(score) < tonumber(ARGV[4]) or (tonumber(score) == tonumber(ARGV[4]) and id < ARGV[6])) then ahead = 1 end
+  if score and (tonumber(score) < tonumber(ARGV[4]) or (tonumber(score) == tonumber(ARGV[4]) and id < ARGV[7])) then ahead = 1 end
 end
 local wait = -1
 if v then wait = redis.call('pttl', KEYS[1]) elseif deadline then wait = deadline - now end
@@ -315,8 +315,8 @@ export const ticketed: AcquireRoundKind = {
       memberOf(t),
       t.score,
       String(Math.ceil(t.lease)),
-      t.id,
       String(Math.ceil(t.claim)),
+      t.id, // last: the tests find an attempt's ticket by its last argument
     );
     if (!m.cluster || !r.counters || !Array.isArray(reply) || reply[0] !== 1) return reply;
     const [, , ...rest] = reply as unknown[];
