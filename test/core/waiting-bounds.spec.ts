@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { ProxyFarm } from '../../chaos/proxy.js';
 import { buildChild } from './child-build.js';
 import type { FromWaiter, WaiterChildConfig } from './fixtures/waiter-child.js';
 import { LockAcquisitionError, RedlockClosedError } from '../../lib/errors/index.js';
@@ -26,12 +27,14 @@ describe('waiting bounds (5 masters)', () => {
   const set = useMasters(5);
   let child: ReturnType<typeof buildChild>;
   const children: ChildProcess[] = [];
+  const measured: string[] = [];
   beforeAll(() => {
     child = buildChild('test/core/fixtures/waiter-child.ts');
   });
-  afterAll(async () => {
+  afterAll(() => {
     for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
     child?.remove();
+    if (measured.length) console.log(`waiting bounds (5 masters):\n${measured.join('\n')}`);
   });
 
   /** A waiter in its own process, connected and ready to be told to acquire. */
@@ -78,6 +81,9 @@ describe('waiting bounds (5 masters)', () => {
       await held.extend(ttl);
       const lock = await waiting;
       const after = now() - end;
+      measured.push(
+        `  first waiter ${signal}: next waiter won ${Math.round(after)} ms after the holder's end (key TTL ${ttl} ms)`,
+      );
       // Before: the first waiter's ticket kept the free key from everyone for its lease (5.4 s).
       expect(after).toBeLessThan(ttl + 1_000 + SLACK);
       await lock.release();
@@ -85,6 +91,45 @@ describe('waiting bounds (5 masters)', () => {
     },
     40_000,
   );
+
+  it('a lead() standby whose replies come later than commandTimeout does not keep a healthy standby from leading', async () => {
+    const farm = ProxyFarm.create(set.masters.map((m) => m.port));
+    const resource = resourceName('slow-standby');
+    const key = `lock:${resource}`;
+    // Standbys: commandTimeout 500 ms (the default), claim window 200 + 50 + 500 + 100 = 850 ms,
+    // ticket lease 2 × 250 + 2 × 500 + 100 = 1.6 s.
+    const LEAD = { ttl: 3_000, retryDelay: 200 };
+    const CLAIM = 850;
+    const DELAY = 400; // each way: a round trip of 800 ms, later than the 500 ms commandTimeout
+    const holder = await set.redlock({ keyPrefix: 'lock:' });
+    const held = await holder.acquire(resource, 30_000);
+    const slow = await set.redlock({ nodes: await farm.nodesFor('slow'), keyPrefix: 'lock:' });
+    const slowLead = slow.lead(resource, LEAD);
+    expect(await waitFor(queuedEverywhere(set.clients, key, 1), 5_000)).toBe(true);
+    const healthy = await set.redlock({ keyPrefix: 'lock:' });
+    const healthyLead = healthy.lead(resource, LEAD);
+    try {
+      expect(await waitFor(queuedEverywhere(set.clients, key, 2), 5_000)).toBe(true);
+      farm.set(['slow'], [0, 1, 2, 3, 4], { kind: 'delay', ms: DELAY });
+      // The holder crashes: its key is free 1 s from now. The slow standby is first in line; each of
+      // its attempts wins the free key on every master, times out, and undoes it.
+      const ttl = 1_000;
+      const end = now();
+      await held.extend(ttl);
+      // Its claim lapses one window after its last attempt that found the key taken; its last
+      // take is undone one delayed round trip later; the healthy standby asks within a third of its lease.
+      const bound = ttl + CLAIM + (2 * DELAY + 500) + 1_600 / 3 + SLACK;
+      const led = await waitFor(() => healthyLead.isLeader, bound, 5);
+      measured.push(
+        `  slow standby first in line: healthy standby ${led ? 'led' : 'had not led'} ${Math.round(now() - end)} ms after the holder's end (key TTL ${ttl} ms)`,
+      );
+      expect(led).toBe(true); // before: the slow standby kept the key from it as long as it retried
+    } finally {
+      farm.healAll();
+      await Promise.all([slowLead.resign(), healthyLead.resign()]);
+      await farm.close();
+    }
+  }, 40_000);
 
   it('a waiter behind others ends its wait after its retryCount, and after its acquireTimeout', async () => {
     const resource = resourceName('behind');
