@@ -12,7 +12,7 @@ import { ProxyFarm } from '../../chaos/proxy.js';
 import { buildChild } from './child-build.js';
 import type { FromWaiter, WaiterChildConfig } from './fixtures/waiter-child.js';
 import { LockAcquisitionError, RedlockClosedError } from '../../lib/errors/index.js';
-import { now, rejectionOf, resourceName, timed, useMasters, waitFor, whilePaused } from '../support/index.js';
+import { now, rejectionOf, resourceName, sleep, timed, useMasters, waitFor, whilePaused } from '../support/index.js';
 
 /** Head-room for a loaded machine (2 cores shared by many test runs) on top of each bound. */
 const SLACK = 700;
@@ -92,6 +92,38 @@ describe('waiting bounds (5 masters)', () => {
     40_000,
   );
 
+  it('a release after the first waiter was paused for longer than its claim window hands the key to the next waiter', async () => {
+    const resource = resourceName('release-skips');
+    const key = `lock:${resource}`;
+    const holder = await set.redlock({ keyPrefix: 'lock:' });
+    const held = await holder.acquire(resource, 30_000);
+    const first = await waiterProcess({
+      urls: set.urls,
+      resource,
+      ttl: WAITER_TTL,
+      options: { ...WAITER, keyPrefix: 'lock:' },
+    });
+    first.send('acquire');
+    expect(await waitFor(queuedEverywhere(set.clients, key, 1), 5_000)).toBe(true);
+    const next = await set.redlock({ ...WAITER, keyPrefix: 'lock:', retryCount: 1_000 });
+    const waiting = timed(next.acquire(resource, WAITER_TTL));
+    expect(await waitFor(queuedEverywhere(set.clients, key, 2), 5_000)).toBe(true);
+    first.kill('SIGSTOP');
+    await sleep(CLAIM_WINDOW + 200); // the scenario: paused for longer than its claim window
+    const released = now();
+    await held.release();
+    const { value: lock, error } = await waiting;
+    const after = now() - released;
+    measured.push(
+      `  first waiter paused past its claim window: next waiter won ${Math.round(after)} ms after the release`,
+    );
+    expect(error).toBeUndefined();
+    // Before: the release handed the key to the paused waiter, which kept it for its TTL (10 s).
+    expect(after).toBeLessThan(WAITER.commandTimeout + SLACK);
+    await lock!.release();
+    first.kill('SIGKILL');
+  }, 40_000);
+
   it('a lead() standby whose replies come later than commandTimeout does not keep a healthy standby from leading', async () => {
     const farm = ProxyFarm.create(set.masters.map((m) => m.port));
     const resource = resourceName('slow-standby');
@@ -150,12 +182,14 @@ describe('waiting bounds (5 masters)', () => {
     let settled = false;
     void counted.then(() => (settled = true));
     expect(await waitFor(() => settled, bound)).toBe(true); // before: it waited as long as the first waiter
-    const { error } = await counted;
+    const { error, ms } = await counted;
+    measured.push(`  waiter behind a first waiter that never wins, retryCount 2: gave up after ${Math.round(ms)} ms`);
     expect(error).toBeInstanceOf(LockAcquisitionError);
     expect((error as Error).message).toContain('(`retryCount` 2)');
 
     const byTime = await set.redlock({ keyPrefix: 'lock:', retryCount: 10_000, acquireTimeout: 1_500 });
     const timedOut = await timed(byTime.acquire(resource, 10_000));
+    measured.push(`  waiter behind, acquireTimeout 1500 ms: gave up after ${Math.round(timedOut.ms)} ms`);
     expect(timedOut.error).toBeInstanceOf(LockAcquisitionError);
     expect(timedOut.ms).toBeLessThan(1_500 + SLACK);
 
@@ -190,7 +224,8 @@ describe('waiting bounds (5 masters)', () => {
       const budget = (RETRY.retryCount + 1) * (RETRY.retryDelay + 3 * RETRY.commandTimeout);
       expect(await waitFor(() => settled, budget + SLACK)).toBe(true); // before: until the master resumed
     });
-    const { error } = await waiting;
+    const { error, ms } = await waiting;
+    measured.push(`  split handover with one master paused, retryCount 3: gave up after ${Math.round(ms)} ms`);
     expect(error).toBeInstanceOf(LockAcquisitionError);
     await held.release();
     for (const c of set.clients) await c.del(key);
