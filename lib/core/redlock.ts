@@ -629,10 +629,6 @@ export class Redlock {
     const counters = options.fencing ? resources.map((r) => fencingPrefix + r) : undefined;
     if (ttl > this.#largestTtl) this.#largestTtl = ttl;
     const context = this.roundContext(commandTimeoutFor(ttl, this.options.commandTimeout));
-    // close() waits for this acquisition's end (its withdrawal is then under way) before it closes connections.
-    let finish!: () => void;
-    const acquiring = new Promise<void>((resolve) => (finish = resolve));
-    this.#acquiring.add(acquiring);
     const queue = { wakeups: this.#wakeups, keys, heldHere: () => this.heldHere(keys) };
     const budget = new AttemptBudget(options.retry, queue, options.signal, this.#closing.signal);
     const { shape } = options;
@@ -670,6 +666,10 @@ export class Redlock {
       won = true;
       return lock;
     };
+    // close() waits for this acquisition's end (its withdrawal is then under way) before it closes connections.
+    let finish!: () => void;
+    const acquiring = new Promise<void>((resolve) => (finish = resolve));
+    this.#acquiring.add(acquiring);
     try {
       // Used before connect(): connect now, within the budget (masters still down keep reconnecting).
       if (!this.#connected) await budget.bound(this.connect());
