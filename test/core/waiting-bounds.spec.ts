@@ -247,4 +247,29 @@ describe('waiting bounds (5 masters)', () => {
       (await Promise.all(set.clients.map((c) => c.exists(key, `${key}:handoff:queue`)))).every((n) => n === 0);
     expect(await waitFor(free, 500)).toBe(true);
   }, 30_000);
+
+  it('close() gives on a key a release already handed to a queued waiter', async () => {
+    const resource = resourceName('close-handed');
+    const key = `lock:${resource}`;
+    const holder = await set.redlock({ keyPrefix: 'lock:' });
+    const held = await holder.acquire(resource, 30_000);
+    // A 6 s retry delay: the waiter makes no attempt of its own while the test runs.
+    const waiter = await set.redlock({ keyPrefix: 'lock:', retryDelay: 6_000, retryJitter: 0 });
+    const waiting = rejectionOf(waiter.acquire(resource, 10_000));
+    expect(await waitFor(queuedEverywhere(set.clients, key, 1), 5_000)).toBe(true);
+    const [entry] = await set.clients[0].zrange(`${key}:handoff:queue`, '0', '0');
+    // What a release's handover does on each master (its message is not sent: the waiter has not
+    // counted the lock): the key holds the waiter's value, its ticket has left the queue.
+    for (const c of set.clients) {
+      await c.set(key, entry.split(' ')[2], 'PX', 30_000);
+      await c.zrem(`${key}:handoff:queue`, entry);
+      await c.zrem(`${key}:handoff:lease`, entry);
+    }
+    await waiter.close();
+    expect(await waiting).toBeInstanceOf(RedlockClosedError);
+    const free = async (): Promise<boolean> =>
+      (await Promise.all(set.clients.map((c) => c.exists(key)))).every((n) => n === 0);
+    expect(await waitFor(free, 500)).toBe(true); // before: the key stayed for the closed waiter's TTL
+    await held.release(); // its value is gone: nothing to release
+  }, 30_000);
 });
