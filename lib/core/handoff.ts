@@ -58,7 +58,8 @@ export function queueKeysOf(key: string, master: Pick<Master, 'cluster'> = {}): 
 
 /**
  * The keys every handoff script takes: the lock key, its queue keys, and the tickets' claims on a
- * free key (a hash: `w<entry>` the claim window, `d<entry>` the master time the claim lapses).
+ * free key (a hash: `w<entry>` the claim window, `d<entry>` the master time the claim lapses,
+ * `h<entry>` after a direct handover: until when the waiter's attempts may renew the handed key).
  *
  * @example
  * handoffKeysOf('lock:orders'); // ['lock:orders', 'lock:orders:handoff:queue', 'lock:orders:handoff:lease', 'lock:orders:handoff:claim']
@@ -109,7 +110,13 @@ local function hand(first, res, now, pub, ch, head)
     redis.call('set', KEYS[1], v, 'PX', ttl)
     redis.call('zrem', KEYS[2], first)
     redis.call('zrem', KEYS[3], first)
+    local w = tonumber(redis.call('hget', KEYS[4], 'w' .. first))
     redis.call('hdel', KEYS[4], 'w' .. first, 'd' .. first)
+    if w then
+      -- its attempts may renew the handed key for two claim windows (see the ticket script)
+      redis.call('hset', KEYS[4], 'h' .. first, now + 2 * w)
+      if redis.call('pttl', KEYS[4]) < 2 * w then redis.call('pexpire', KEYS[4], 2 * w) end
+    end
     tail = id .. '\\n' .. now
   else
     id = first
@@ -141,9 +148,15 @@ export const HANDOFF_LUA = {
 local v = redis.pcall('get', KEYS[1])
 if type(v) == 'table' then v = '' end -- readers or permits hold the key: taken, by nobody queued
 if v == ARGV[1] then
-  redis.call('pexpire', KEYS[1], ARGV[2])
   local handed = 1
   if redis.call('zscore', KEYS[2], ARGV[3]) then handed = 0 end
+  local renewable = tonumber(redis.call('hget', KEYS[4], 'h' .. ARGV[3]))
+  if handed == 1 and renewable and renewable <= now then
+    -- handed over two claim windows ago and still not counted (its replies and messages are lost or
+    -- late): no longer renewed, the key lives out its TTL and then goes to the claimant
+    return {0, 0, now, 0, 0, redis.call('pttl', KEYS[1])}
+  end
+  redis.call('pexpire', KEYS[1], ARGV[2])
   return {1, 0, now, handed}
 end
 local free = v == ('${RESERVED_PREFIX}' .. ARGV[7])
@@ -259,7 +272,7 @@ return 0`,
   withdraw: `${HAND}
 redis.call('zrem', KEYS[2], ARGV[1])
 redis.call('zrem', KEYS[3], ARGV[1])
-redis.call('hdel', KEYS[4], 'w' .. ARGV[1], 'd' .. ARGV[1])
+redis.call('hdel', KEYS[4], 'w' .. ARGV[1], 'd' .. ARGV[1], 'h' .. ARGV[1])
 local mine = '${RESERVED_PREFIX}' .. ARGV[4]
 local v = redis.pcall('get', KEYS[1])
 if v ~= mine and (ARGV[5] == '' or v ~= ARGV[5]) then return 0 end

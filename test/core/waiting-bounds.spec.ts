@@ -163,6 +163,47 @@ describe('waiting bounds (5 masters)', () => {
     }
   }, 40_000);
 
+  it('a first waiter that never hears back keeps a key a release handed it for a bounded time, not as long as it retries', async () => {
+    const farm = ProxyFarm.create(set.masters.map((m) => m.port));
+    const resource = resourceName('deaf-first');
+    const key = `lock:${resource}`;
+    const holder = await set.redlock({ keyPrefix: 'lock:' });
+    const held = await holder.acquire(resource, 30_000);
+    // Defaults: claim window 200 + 100 + 500 + 100 = 900 ms, ticket lease 1.7 s.
+    const CLAIM = 900;
+    const TTL = 3_000;
+    const deaf = await set.redlock({ nodes: await farm.nodesFor('deaf'), keyPrefix: 'lock:', retryCount: 1_000 });
+    const deafWait = deaf.acquire(resource, TTL).catch(() => undefined);
+    try {
+      expect(await waitFor(queuedEverywhere(set.clients, key, 1), 5_000)).toBe(true);
+      const next = await set.redlock({ keyPrefix: 'lock:', retryCount: 1_000 });
+      const waiting = next.acquire(resource, TTL);
+      expect(await waitFor(queuedEverywhere(set.clients, key, 2), 5_000)).toBe(true);
+      // Its commands still reach the masters; no reply (nor handover message) reaches it any more.
+      farm.set(['deaf'], [0, 1, 2, 3, 4], { kind: 'drop', direction: 'replies' });
+      await sleep(CLAIM); // the scenario: it keeps asking while the key is held
+      const released = now();
+      await held.release(); // hands the key to the deaf waiter, first in line; it never counts it
+      let won: Awaited<typeof waiting> | undefined;
+      void waiting.then((lock) => (won = lock));
+      // Its handed key may be renewed for two claim windows, then lives out its TTL; its ticket,
+      // queued again, claims the free key for one more window; the next waiter asks within a third
+      // of its lease. Before: every attempt of the deaf waiter renewed the handed key.
+      const bound = 2 * CLAIM + TTL + CLAIM + 1_700 / 3 + SLACK;
+      const served = await waitFor(() => won !== undefined, bound);
+      measured.push(
+        `  first waiter deaf to replies, handed the key: next waiter ${served ? 'won' : 'had not won'} ${Math.round(now() - released)} ms after the release`,
+      );
+      expect(served).toBe(true);
+      await won!.release();
+    } finally {
+      farm.healAll();
+      await deaf.close();
+      await deafWait;
+      await farm.close();
+    }
+  }, 60_000);
+
   it('a waiter behind others ends its wait after its retryCount, and after its acquireTimeout', async () => {
     const resource = resourceName('behind');
     const key = `lock:${resource}`;
