@@ -59,7 +59,7 @@ export function queueKeysOf(key: string, master: Pick<Master, 'cluster'> = {}): 
 /**
  * The keys every handoff script takes: the lock key, its queue keys, and the tickets' claims on a
  * free key (a hash: `w<entry>` the claim window, `d<entry>` the master time the claim lapses,
- * `h<entry>` after a direct handover: until when the waiter's attempts may renew the handed key).
+ * `h<value>` after a direct handover: until when the waiter's attempts may renew the handed key).
  *
  * @example
  * handoffKeysOf('lock:orders'); // ['lock:orders', 'lock:orders:handoff:queue', 'lock:orders:handoff:lease', 'lock:orders:handoff:claim']
@@ -114,7 +114,7 @@ local function hand(first, res, now, pub, ch, head)
     redis.call('hdel', KEYS[4], 'w' .. first, 'd' .. first)
     if w then
       -- its attempts may renew the handed key for two claim windows (see the ticket script)
-      redis.call('hset', KEYS[4], 'h' .. first, now + 2 * w)
+      redis.call('hset', KEYS[4], 'h' .. v, now + 2 * w)
       if redis.call('pttl', KEYS[4]) < 2 * w then redis.call('pexpire', KEYS[4], 2 * w) end
     end
     tail = id .. '\\n' .. now
@@ -150,7 +150,7 @@ if type(v) == 'table' then v = '' end -- readers or permits hold the key: taken,
 if v == ARGV[1] then
   local handed = 1
   if redis.call('zscore', KEYS[2], ARGV[3]) then handed = 0 end
-  local renewable = tonumber(redis.call('hget', KEYS[4], 'h' .. ARGV[3]))
+  local renewable = tonumber(redis.call('hget', KEYS[4], 'h' .. ARGV[1]))
   if handed == 1 and renewable and renewable <= now then
     -- handed over two claim windows ago and still not counted (its replies and messages are lost or
     -- late): no longer renewed, the key lives out its TTL and then goes to the claimant
@@ -206,6 +206,7 @@ return {0, rank, now, 0, ahead, wait}`,
   release: `${HAND}
 if redis.pcall('get', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('del', KEYS[1])
+redis.call('hdel', KEYS[4], 'h' .. ARGV[1]) -- a handover's renewal limit (see HAND): the lock is over
 if ARGV[2] == '0' then return 1 end
 local pub = ARGV[2] == 's' and 'spublish' or 'publish'
 if redis.call('exists', KEYS[2]) == 1 then${PRUNE}
@@ -272,7 +273,8 @@ return 0`,
   withdraw: `${HAND}
 redis.call('zrem', KEYS[2], ARGV[1])
 redis.call('zrem', KEYS[3], ARGV[1])
-redis.call('hdel', KEYS[4], 'w' .. ARGV[1], 'd' .. ARGV[1], 'h' .. ARGV[1])
+redis.call('hdel', KEYS[4], 'w' .. ARGV[1], 'd' .. ARGV[1])
+if ARGV[5] ~= '' then redis.call('hdel', KEYS[4], 'h' .. ARGV[5]) end
 local mine = '${RESERVED_PREFIX}' .. ARGV[4]
 local v = redis.pcall('get', KEYS[1])
 if v ~= mine and (ARGV[5] == '' or v ~= ARGV[5]) then return 0 end
