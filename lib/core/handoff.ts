@@ -4,6 +4,7 @@ import { driftOf } from './clock.js';
 import type { Master } from './master.js';
 import { companionKeyOf } from './cluster-keys.js';
 import { announceFlagFor, handoverChannelLua, releaseChannelFor } from './release-channel.js';
+import { voteRound } from './votes.js';
 
 /**
  * Handoff between instances (docs/handoff.md). Waiters for a single-key exclusive lock that were
@@ -29,6 +30,12 @@ export interface HandoffTicket {
   /** How long a master keeps the ticket after each attempt, ms: longer than the wait before the next. */
   lease: number;
   /**
+   * The claim window, ms: how long after its last attempt that found the key taken the ticket may
+   * keep a free key from the tickets behind it (docs/handoff.md §4). Longer than the wait before its
+   * next attempt plus that attempt's round trip, so that a waiter that keeps up never loses its turn.
+   */
+  claim: number;
+  /**
    * Direct handover (docs/handoff.md §3): the value the lock will have (every ticketed attempt uses
    * it) and its TTL, so that a release can set the key to it at once. Absent for a fenced lock,
    * whose token needs its own round: a release then reserves the key for the ticket instead.
@@ -49,6 +56,18 @@ export function queueKeysOf(key: string, master: Pick<Master, 'cluster'> = {}): 
   return [companionKeyOf(master, key, ':handoff:queue'), companionKeyOf(master, key, ':handoff:lease')];
 }
 
+/**
+ * The keys every handoff script takes: the lock key, its queue keys, and the tickets' claims on a
+ * free key (a hash: `w<entry>` the claim window, `d<entry>` the master time the claim lapses,
+ * `h<value>` after a direct handover: until when the waiter's attempts may renew the handed key).
+ *
+ * @example
+ * handoffKeysOf('lock:orders'); // ['lock:orders', 'lock:orders:handoff:queue', 'lock:orders:handoff:lease', 'lock:orders:handoff:claim']
+ */
+export function handoffKeysOf(key: string, master: Pick<Master, 'cluster'> = {}): string[] {
+  return [key, ...queueKeysOf(key, master), companionKeyOf(master, key, ':handoff:claim')];
+}
+
 /** The value a reservation puts at the lock key: no lock value starts with `~` (they are base64url). */
 export const RESERVED_PREFIX = '~';
 
@@ -56,8 +75,26 @@ const PRUNE = `
 local t = redis.call('time')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local dead = redis.call('zrangebyscore', KEYS[3], '-inf', now)
-for _, m in ipairs(dead) do redis.call('zrem', KEYS[2], m) end
+for _, m in ipairs(dead) do
+  redis.call('zrem', KEYS[2], m)
+  redis.call('hdel', KEYS[4], 'w' .. m, 'd' .. m)
+end
 if #dead > 0 then redis.call('zremrangebyscore', KEYS[3], '-inf', now) end`;
+
+/**
+ * The ticket a free key (or a release's handover) goes to: the first in the queue whose claim has
+ * not lapsed (docs/handoff.md §4), with its score and claim deadline; nil when every ticket's has
+ * (only the first 16 are looked at). A ticket without a claim (queued by an older version) claims.
+ */
+const CLAIMANT = `
+local function claimant(now)
+  local q = redis.call('zrange', KEYS[2], 0, 15, 'withscores')
+  for i = 1, #q, 2 do
+    local d = tonumber(redis.call('hget', KEYS[4], 'd' .. q[i]))
+    if not d or d > now then return q[i], tonumber(q[i + 1]), d end
+  end
+  return nil
+end`;
 
 /**
  * Hands a key (KEYS[1]; queue KEYS[2], leases KEYS[3]) to the queue's first entry `first`: a direct
@@ -65,7 +102,7 @@ if #dead > 0 then redis.call('zremrangebyscore', KEYS[3], '-inf', now) end`;
  * Publishes `head .. '\n' .. ticket id` (and, for a direct handover, `'\n' .. the master's time`,
  * ms) with `pub` on the handover channel of the ticket's instance (from the release channel `ch`).
  */
-const HAND = `
+const HAND = `${CLAIMANT}
 local function hand(first, res, now, pub, ch, head)
   local id, ttl, v = string.match(first, '^(%S+) (%d+) (%S+)$')
   local tail = first
@@ -73,6 +110,13 @@ local function hand(first, res, now, pub, ch, head)
     redis.call('set', KEYS[1], v, 'PX', ttl)
     redis.call('zrem', KEYS[2], first)
     redis.call('zrem', KEYS[3], first)
+    local w = tonumber(redis.call('hget', KEYS[4], 'w' .. first))
+    redis.call('hdel', KEYS[4], 'w' .. first, 'd' .. first)
+    if w then
+      -- its attempts may renew the handed key for two claim windows (see the ticket script)
+      redis.call('hset', KEYS[4], 'h' .. v, now + 2 * w)
+      if redis.call('pttl', KEYS[4]) < 2 * w then redis.call('pexpire', KEYS[4], 2 * w) end
+    end
     tail = id .. '\\n' .. now
   else
     id = first
@@ -83,36 +127,54 @@ end`;
 
 export const HANDOFF_LUA = {
   /**
-   * KEYS: lock key, queue, leases[, fencing counter]; ARGV: value, ttl, queue entry, score, lease
-   * ms, ticket id. Replies {granted, highest fencing counter or rank, master time ms, handed}.
+   * KEYS: lock key, queue, leases, claims[, fencing counter]; ARGV: value, ttl, queue entry, score,
+   * lease ms, claim window ms, ticket id. Replies {granted, highest fencing counter or rank, master
+   * time ms, handed}.
    * Grants when the key already holds this value (`handed` is 1 when the ticket has left the
    * queue: only a release's handover does that; the TTL starts again), when it is reserved for this
-   * ticket, or when it is free and this ticket is the first live one (or none waits). Otherwise
-   * replies {0, how many live tickets are ahead of it, time, 0, ahead}, `ahead` 1 when a live ticket
-   * ahead of it waits or a waiter ahead of it holds the key (a handed value names its ticket's
-   * order: see `handoverValue`). Either way the ticket is (re)queued:
+   * ticket, or when it is free and this ticket is the claimant: the first live one whose claim has
+   * not lapsed (or none). Otherwise replies {0, how many live tickets are ahead of it, time, 0, ahead,
+   * wait}, `ahead` 1 when a live ticket ahead of it waits or a waiter ahead of it holds the key (a
+   * handed value names its ticket's order: see `handoverValue`), `wait` the ms until the key can be
+   * this waiter's at the soonest (the claimant's claim lapses, or the key expires), -1 if unknown.
+   * Either way the ticket is (re)queued:
    * the winner withdraws it from every master once it has a quorum, so that a waiter that lost a
    * split vote keeps its place on every master and the masters' queues stay the same.
+   * A ticket's claim lapses `window` ms after its last attempt that found the key taken: taking a
+   * free key (and failing to keep it) does not renew it, nor does a refusal once it has lapsed, so a
+   * waiter that cannot finish holds a free key back for one window at most.
    */
-  acquire: `${PRUNE}
+  acquire: `${PRUNE}${CLAIMANT}
 local v = redis.pcall('get', KEYS[1])
 if type(v) == 'table' then v = '' end -- readers or permits hold the key: taken, by nobody queued
 if v == ARGV[1] then
-  redis.call('pexpire', KEYS[1], ARGV[2])
   local handed = 1
   if redis.call('zscore', KEYS[2], ARGV[3]) then handed = 0 end
+  local renewable = tonumber(redis.call('hget', KEYS[4], 'h' .. ARGV[1]))
+  if handed == 1 and renewable and renewable <= now then
+    -- handed over two claim windows ago and still not counted (its replies and messages are lost or
+    -- late): no longer renewed, the key lives out its TTL and then goes to the claimant
+    return {0, 0, now, 0, 0, redis.call('pttl', KEYS[1])}
+  end
+  redis.call('pexpire', KEYS[1], ARGV[2])
   return {1, 0, now, handed}
 end
-local free = v == ('${RESERVED_PREFIX}' .. ARGV[6])
+local free = v == ('${RESERVED_PREFIX}' .. ARGV[7])
+local first, score, deadline
 if v == false then
-  local first = redis.call('zrange', KEYS[2], 0, 0)[1]
+  first, score, deadline = claimant(now)
   free = first == nil or first == ARGV[3]
 end
 local lease = tonumber(ARGV[5])
 local function queue()
   redis.call('zadd', KEYS[2], ARGV[4], ARGV[3])
   redis.call('zadd', KEYS[3], now + lease, ARGV[3])
-  for i = 2, 3 do
+  redis.call('hset', KEYS[4], 'w' .. ARGV[3], ARGV[6])
+  local d = tonumber(redis.call('hget', KEYS[4], 'd' .. ARGV[3]))
+  if v or d == nil or (not free and d > now) then
+    redis.call('hset', KEYS[4], 'd' .. ARGV[3], now + tonumber(ARGV[6]))
+  end
+  for i = 2, 4 do
     if redis.call('pttl', KEYS[i]) < lease then redis.call('pexpire', KEYS[i], lease) end
   end
 end
@@ -120,7 +182,7 @@ if free then
   redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
   queue()
   local high = 0
-  if #KEYS > 3 then high = tonumber(redis.call('get', KEYS[4]) or '0') end
+  if #KEYS > 4 then high = tonumber(redis.call('get', KEYS[5]) or '0') end
   return {1, high, now, 0}
 end
 queue()
@@ -129,28 +191,32 @@ local ahead = 0
 if rank > 0 then ahead = 1 end
 if v then
   local score, id = string.match(v, '^(%d+)%.([%w_%-]+)%.')
-  if score and (tonumber(score) < tonumber(ARGV[4]) or (tonumber(score) == tonumber(ARGV[4]) and id < ARGV[6])) then ahead = 1 end
+  if score and (tonumber(score) < tonumber(ARGV[4]) or (tonumber(score) == tonumber(ARGV[4]) and id < ARGV[7])) then ahead = 1 end
 end
-return {0, rank, now, 0, ahead}`,
+local wait = -1
+if v then wait = redis.call('pttl', KEYS[1]) elseif deadline then wait = deadline - now end
+return {0, rank, now, 0, ahead, wait}`,
   /**
-   * KEYS: lock key, queue, leases; ARGV: value, announce ('1', 's' for SPUBLISH, '0'), channel,
+   * KEYS: lock key, queue, leases, claims; ARGV: value, announce ('1', 's' for SPUBLISH, '0'), channel,
    * reservation ms. Compare-and-delete; when announcing and a live ticket waits, hands the key to
-   * the first one instead (see HAND: `value\nticket[\nmaster time]` to the ticket's instance); else
+   * the claimant (the first whose claim has not lapsed) instead (see HAND: `value\nticket[\nmaster time]` to the ticket's instance); else
    * publishes `value` on the release channel.
    * Returns 2 when it handed the key on, 1 when it deleted it, 0 when the key did not hold the value.
    */
   release: `${HAND}
 if redis.pcall('get', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('del', KEYS[1])
+redis.call('hdel', KEYS[4], 'h' .. ARGV[1]) -- a handover's renewal limit (see HAND): the lock is over
 if ARGV[2] == '0' then return 1 end
 local pub = ARGV[2] == 's' and 'spublish' or 'publish'
 if redis.call('exists', KEYS[2]) == 1 then${PRUNE}
-  local first = redis.call('zrange', KEYS[2], 0, 0)[1]
+  local first = claimant(now)
   if first and string.match(first, ' (%S+)$') == ARGV[1] then
     -- the holder's own ticket: its withdrawal did not land before this release
     redis.call('zrem', KEYS[2], first)
     redis.call('zrem', KEYS[3], first)
-    first = redis.call('zrange', KEYS[2], 0, 0)[1]
+    redis.call('hdel', KEYS[4], 'w' .. first, 'd' .. first)
+    first = claimant(now)
   end
   if first then
     hand(first, ARGV[4], now, pub, ARGV[3], ARGV[1])
@@ -160,9 +226,9 @@ end
 redis.call(pub, ARGV[3], ARGV[1])
 return 1`,
   /**
-   * KEYS: lock key, queue, leases; ARGV: value, channel, reservation ms, queue entry, ticket id,
-   * announce ('1', or 's' to SPUBLISH), the ticket's score, its lease ms. Gives a key handed to this
-   * waiter on to the first live ticket (see HAND), or frees it when none waits, unless that ticket is
+   * KEYS: lock key, queue, leases, claims; ARGV: value, channel, reservation ms, queue entry, ticket
+   * id, announce ('1', or 's' to SPUBLISH), the ticket's score, its lease ms, its claim window ms.
+   * Gives a key handed to this waiter on to the claimant (see HAND), or frees it when none waits, unless that ticket is
    * not ahead of this waiter in the masters' order (the waiter ahead, not queued here yet, will be:
    * giving the key to one behind would serve it out of turn); `~id\nnext[\ntime]` goes to the next
    * ticket's instance. The waiter, still waiting, takes its place in the queue again. Returns 1 when
@@ -170,9 +236,7 @@ return 1`,
    */
   yield: `${HAND}
 if redis.pcall('get', KEYS[1]) ~= ARGV[1] then return 0 end${PRUNE}
-local first = redis.call('zrange', KEYS[2], 0, 0, 'withscores')
-local score = tonumber(first[2])
-first = first[1]
+local first, score = claimant(now)
 if first and (score > tonumber(ARGV[7]) or (score == tonumber(ARGV[7]) and first >= ARGV[4])) then return 0 end
 local pub = ARGV[6] == 's' and 'spublish' or 'publish'
 redis.call('del', KEYS[1])
@@ -184,7 +248,8 @@ end
 local lease = tonumber(ARGV[8])
 redis.call('zadd', KEYS[2], ARGV[7], ARGV[4])
 redis.call('zadd', KEYS[3], now + lease, ARGV[4])
-for i = 2, 3 do
+redis.call('hset', KEYS[4], 'w' .. ARGV[4], ARGV[9], 'd' .. ARGV[4], now + tonumber(ARGV[9]))
+for i = 2, 4 do
   if redis.call('pttl', KEYS[i]) < lease then redis.call('pexpire', KEYS[i], lease) end
 end
 return 1`,
@@ -200,20 +265,22 @@ if redis.pcall('get', KEYS[1]) == ARGV[1] and redis.call('zscore', KEYS[2], ARGV
 end
 return 0`,
   /**
-   * KEYS: lock key, queue, leases; ARGV: queue entry, channel, reservation ms, ticket id, value
+   * KEYS: lock key, queue, leases, claims; ARGV: queue entry, channel, reservation ms, ticket id, value
    * given up ('' when the waiter won)[, 's' to SPUBLISH]. Leaves the queue; a reservation for the ticket, or the value
-   * given up, passes to the next live ticket (`~id\nnext[\ntime]` to its instance), or the key is
+   * given up, passes to the claimant (`~id\nnext[\ntime]` to its instance), or the key is
    * freed (`~id` on the release channel).
    */
   withdraw: `${HAND}
 redis.call('zrem', KEYS[2], ARGV[1])
 redis.call('zrem', KEYS[3], ARGV[1])
+redis.call('hdel', KEYS[4], 'w' .. ARGV[1], 'd' .. ARGV[1])
+if ARGV[5] ~= '' then redis.call('hdel', KEYS[4], 'h' .. ARGV[5]) end
 local mine = '${RESERVED_PREFIX}' .. ARGV[4]
 local v = redis.pcall('get', KEYS[1])
 if v ~= mine and (ARGV[5] == '' or v ~= ARGV[5]) then return 0 end
 local pub = ARGV[6] == 's' and 'spublish' or 'publish'
 redis.call('del', KEYS[1])${PRUNE}
-local first = redis.call('zrange', KEYS[2], 0, 0)[1]
+local first = claimant(now)
 if first then
   hand(first, ARGV[3], now, pub, ARGV[2], mine)
 else
@@ -254,7 +321,7 @@ export const ticketed: AcquireRoundKind = {
     const t = r.ticket!;
     // On a cluster the counter is in another slot: read after a grant (a later read can only be higher).
     const counter = r.counters && !m.cluster ? [r.counters[0]] : [];
-    const keys = [r.keys[0], ...queueKeysOf(r.keys[0], m), ...counter];
+    const keys = [...handoffKeysOf(r.keys[0], m), ...counter];
     const reply = await handoffClient(m).quorumLockTicketAcquire(
       keys.length,
       ...keys,
@@ -263,7 +330,8 @@ export const ticketed: AcquireRoundKind = {
       memberOf(t),
       t.score,
       String(Math.ceil(t.lease)),
-      t.id,
+      String(Math.ceil(t.claim)),
+      t.id, // last: the tests find an attempt's ticket by its last argument
     );
     if (!m.cluster || !r.counters || !Array.isArray(reply) || reply[0] !== 1) return reply;
     const [, , ...rest] = reply as unknown[];
@@ -292,7 +360,21 @@ export function rankOf(replies: readonly unknown[], quorum: number): number | un
 }
 
 /**
- * Compare-and-delete of a single key that hands it to the first live ticket, if any: resolves to 2
+ * How soon the key can be this waiter's, ms, after a refused ticketed round: the claimant's claim
+ * lapses or the key expires (`wait` in the ticket script's reply), as a quorum of masters sees it
+ * (a master that granted counts as at once); undefined when no quorum of masters said.
+ */
+export function claimWaitOf(replies: readonly unknown[], quorum: number): number | undefined {
+  const waits = replies
+    .filter((r): r is unknown[] => Array.isArray(r))
+    .map((r) => (r[0] === 1 ? 0 : typeof r[5] === 'number' && r[5] >= 0 ? r[5] : Infinity))
+    .sort((a, b) => a - b);
+  const wait = waits[quorum - 1];
+  return wait === undefined || wait === Infinity ? undefined : wait;
+}
+
+/**
+ * Compare-and-delete of a single key that hands it to the claimant (the first live ticket whose claim has not lapsed), if any: resolves to 2
  * when it handed the key on, 1 when it deleted it, 0 when the key did not hold `value`.
  */
 export function handoffRelease(
@@ -303,7 +385,7 @@ export function handoffRelease(
   channel: string,
   reserveMs: number,
 ): Promise<number> {
-  const keys = [key, ...queueKeysOf(key, master)];
+  const keys = handoffKeysOf(key, master);
   return handoffClient(master).quorumLockHandoffRelease(
     keys.length,
     ...keys,
@@ -323,37 +405,40 @@ export function handoverValue(id: string, score: number, random: string): string
 }
 
 /**
- * Gives the keys handed to this waiter on to the first ticket of each master's queue (a split
+ * Gives the keys handed to this waiter on to the claimant of each master's queue (a split
  * handover, docs/handoff.md §6): sent on every connection before the waiter's next attempt.
- * Resolves to false when surely no master gave anything on (each answered 0), so that what the
- * waiter knows still holds.
+ * Resolves, within `timeoutMs` (the command timeout: a master that hangs cannot hold the waiter),
+ * to false when surely no master gave anything on (each answered 0), so that what the waiter knows
+ * still holds.
  */
 export async function yieldHandover(
   masters: readonly Master[],
   key: string,
   ticket: HandoffTicket,
-  reserveMs: number,
+  timeoutMs: number,
 ): Promise<boolean> {
-  const replies = await Promise.all(
-    masters.map((m) =>
-      handoffClient(m)
-        .quorumLockTicketYield(
-          3,
-          key,
-          ...queueKeysOf(key, m),
-          ticket.handover!.value,
-          releaseChannelFor(m, key),
-          String(Math.ceil(reserveMs)),
-          memberOf(ticket),
-          ticket.id,
-          announceFlagFor(m, true),
-          ticket.score,
-          String(Math.ceil(ticket.lease)),
-        )
-        .catch(() => undefined),
-    ),
+  const round = voteRound(
+    masters,
+    masters.length,
+    timeoutMs,
+    (m) =>
+      handoffClient(m).quorumLockTicketYield(
+        4,
+        ...handoffKeysOf(key, m),
+        ticket.handover!.value,
+        releaseChannelFor(m, key),
+        String(Math.ceil(timeoutMs)),
+        memberOf(ticket),
+        ticket.id,
+        announceFlagFor(m, true),
+        ticket.score,
+        String(Math.ceil(ticket.lease)),
+        String(Math.ceil(ticket.claim)),
+      ),
+    () => true,
   );
-  return replies.some((r) => r !== 0);
+  await round.settled;
+  return round.replies.some((r) => r !== 0);
 }
 
 /**
@@ -371,30 +456,35 @@ export function undoTicketed(master: Master, key: string, value: string, ticket:
 }
 
 /**
- * Removes a ticket from every master's queue (fire and forget: it lapses anyway). `givenUp`: the
- * value of a waiter that did not take the lock, which a release may have handed to it already.
+ * Removes a ticket from every master's queue. `givenUp`: the value of a waiter that did not take the
+ * lock, which a release may have handed to it already (it passes to the next ticket). Resolves once
+ * every master answered or `timeoutMs` (the command timeout) passed; never rejects. A waiter need
+ * not wait for it (the ticket lapses anyway); `close()` does, so that nothing stays queued.
  */
 export function withdrawTicket(
   masters: readonly Master[],
   key: string,
   ticket: HandoffTicket,
-  reserveMs: number,
+  timeoutMs: number,
   givenUp = '',
-): void {
-  for (const m of masters)
-    void handoffClient(m)
-      .quorumLockWithdraw(
-        3,
-        key,
-        ...queueKeysOf(key, m),
+): Promise<void> {
+  return voteRound(
+    masters,
+    masters.length,
+    timeoutMs,
+    (m) =>
+      handoffClient(m).quorumLockWithdraw(
+        4,
+        ...handoffKeysOf(key, m),
         memberOf(ticket),
         releaseChannelFor(m, key),
-        String(Math.ceil(reserveMs)),
+        String(Math.ceil(timeoutMs)),
         ticket.id,
         givenUp,
         announceFlagFor(m, true),
-      )
-      .catch(() => undefined);
+      ),
+    () => true,
+  ).settled;
 }
 
 /**

@@ -44,6 +44,7 @@ import {
   HandoverLedger,
   handoverValue,
   rankOf,
+  claimWaitOf,
   shouldYield,
   undoTicketed,
   withdrawTicket,
@@ -178,8 +179,10 @@ export class Redlock {
   readonly #releases = new WeakMap<Lock, Promise<void>>();
   /** Attempts under way, which `close()` cleans up before closing the connections. */
   readonly #inFlight = new Set<InFlight>();
-  /** Clean-ups under way (abandoned and failed attempts), which `close()` waits for. */
+  /** Clean-ups under way (abandoned and failed attempts, tickets withdrawn), which `close()` waits for. */
   readonly #cleanups = new Set<Promise<void>>();
+  /** Acquisitions under way: `close()` waits until each has ended and withdrawn its ticket. */
+  readonly #acquiring = new Set<Promise<void>>();
   #connecting: Promise<void> | undefined;
   #connected = false;
   readonly #closing = new AbortController();
@@ -643,7 +646,7 @@ export class Redlock {
       // Not fenced: the release may hand the key straight to this ticket's value (docs/handoff.md §3).
       const random = randomBytes(16).toString('base64url');
       const handover = counters ? undefined : { value: handoverValue(budget.remoteId, budget.arrival, random), ttl };
-      return { id: budget.remoteId, score: budget.arrival, lease: 0, handover };
+      return { id: budget.remoteId, score: budget.arrival, lease: 0, claim: 0, handover };
     };
     // Waiters are queued on the masters already: take a place with the first attempt.
     if (queues && this.#wakeups.contended(keys[0])) {
@@ -669,6 +672,10 @@ export class Redlock {
       won = true;
       return lock;
     };
+    // close() waits for this acquisition's end (its withdrawal is then under way) before it closes connections.
+    let finish!: () => void;
+    const acquiring = new Promise<void>((resolve) => (finish = resolve));
+    this.#acquiring.add(acquiring);
     try {
       // Used before connect(): connect now, within the budget (masters still down keep reconnecting).
       if (!this.#connected) await budget.bound(this.connect());
@@ -677,7 +684,10 @@ export class Redlock {
         const handed = handedOver();
         if (handed) return handed;
         const value = ticket?.handover?.value ?? randomBytes(16).toString('base64url');
-        if (ticket) ticket.lease = this.ticketLease(options.retry, context.timeout);
+        if (ticket) {
+          ticket.lease = this.ticketLease(options.retry, context.timeout);
+          ticket.claim = this.claimWindow(options.retry, context.timeout);
+        }
         const attempt = this.startAttempt(context, { keys, counters, value, ttl, ticket }, shape);
         // The caller's signal, close() and acquireTimeout end the wait at once, even while masters
         // hang; the attempt's keys are then removed in the background (close() waits for that).
@@ -741,17 +751,19 @@ export class Redlock {
             splits++;
             budget.again(Math.random() * SPLIT_PAUSE_MS);
           } else {
-            // Refused while queued behind other live waiters: not counted. `retryCount` counts the
-            // attempts made first in line, that is the time the lock is kept from the next waiter.
+            // Refused while queued behind other live waiters: counted only while the queue does not
+            // move, so that `retryCount` bounds the time the lock is not handed on, for every waiter.
             splits = 0;
             const rank = rankOf(result.round.replies, this.quorum);
             if (rank !== undefined && rank > 0) {
-              budget.uncount();
+              budget.behind(rank);
               // Releases hand the key on in ticket order and name the ticket (docs/handoff.md §3):
-              // a waiter behind others need not poll, only renew its ticket before the lease lapses.
+              // a waiter behind others need not poll, only renew its ticket before the lease lapses,
+              // or come back when the key can be its own (the key expires, or the claim ahead lapses).
               // Not without pub/sub (nothing would name it), nor while it holds part of a split (§6).
               const granted = result.round.outcomes.some((o) => o?.status === 'granted');
-              if (this.options.wakeOnRelease && !granted) budget.waitAtLeast(ticket.lease / 3);
+              const soonest = claimWaitOf(result.round.replies, this.quorum) ?? Infinity;
+              if (this.options.wakeOnRelease && !granted) budget.waitAtLeast(Math.min(ticket.lease / 3, soonest + 5));
             }
           }
         }
@@ -794,8 +806,11 @@ export class Redlock {
         // A winner's ticket has left the queue of each master that handed it the key: not sent there.
         const queued = won && ticket.handover ? ledger.mayBeQueued(handedAt, this.#masters.length) : undefined;
         const masters = queued ? this.#masters.filter((_, i) => queued[i]) : this.#masters;
-        if (masters.length > 0) withdrawTicket(masters, keys[0], ticket, context.timeout, givenUp);
+        if (masters.length > 0)
+          void this.trackCleanup(withdrawTicket(masters, keys[0], ticket, context.timeout, givenUp));
       }
+      this.#acquiring.delete(acquiring);
+      finish();
     }
   }
 
@@ -817,6 +832,16 @@ export class Redlock {
   private ticketLease(retry: ResolvedRetryOptions, timeout: number): number {
     const between = typeof retry.retryDelay === 'number' ? retry.retryDelay : 1_000;
     return 2 * (between + retry.retryJitter) + 2 * timeout + 100;
+  }
+
+  /**
+   * How long a ticket's claim on a free key lasts after its last attempt that found the key taken
+   * (docs/handoff.md §4): one wait before its next attempt and that attempt's round trip, plus a
+   * margin. A first waiter that cannot finish holds a free key back no longer than this.
+   */
+  private claimWindow(retry: ResolvedRetryOptions, timeout: number): number {
+    const between = typeof retry.retryDelay === 'number' ? retry.retryDelay : 1_000;
+    return between + retry.retryJitter + timeout + 100;
   }
 
   /** Sends an acquire round and records it as in flight until a lock owns its keys or it is cleaned up. */
@@ -880,13 +905,22 @@ export class Redlock {
    */
   private cleanUp(attempt: InFlight, release: () => Promise<void> = attempt.release): Promise<void> {
     this.#inFlight.delete(attempt);
-    if (!attempt.cleanup) {
-      const done = release();
-      this.#cleanups.add(done);
-      void done.then(() => this.#cleanups.delete(done));
-      attempt.cleanup = done;
-    }
+    if (!attempt.cleanup) attempt.cleanup = this.trackCleanup(release());
     return attempt.cleanup;
+  }
+
+  /** Waits for `work`, at most `ms` (for `close()`: nothing may hold it open indefinitely). */
+  private async boundedWait(work: Promise<unknown>, ms: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([work, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+    clearTimeout(timer);
+  }
+
+  /** Records a clean-up under way (it never rejects), which `close()` waits for. */
+  private trackCleanup(done: Promise<void>): Promise<void> {
+    this.#cleanups.add(done);
+    void done.then(() => this.#cleanups.delete(done));
+    return done;
   }
 
   private roundContext(timeout: number): RoundContext {
@@ -1128,7 +1162,8 @@ export class Redlock {
   }
 
   /**
-   * Resigns every leadership, stops every renewal, aborts pending acquisitions, marks held locks lost (their signals abort),
+   * Resigns every leadership, stops every renewal, aborts pending acquisitions and withdraws their
+   * tickets (a key already handed to one passes on), marks held locks lost (their signals abort),
    * releases them on every master within `commandTimeout`, then closes only the connections the
    * library opened. Idempotent.
    */
@@ -1138,6 +1173,9 @@ export class Redlock {
     this.#closing.abort(new RedlockClosedError());
     // Attempts in flight reject with RedlockClosedError; what they wrote is removed on every master first.
     for (const attempt of [...this.#inFlight]) void this.cleanUp(attempt);
+    // Every wait ends at once on the abort: each acquisition then withdraws its ticket and gives on a
+    // key already handed to it (a clean-up awaited below), so that nothing stays queued for it.
+    await this.boundedWait(Promise.all(this.#acquiring), this.options.commandTimeout);
     const held = [...this.#held];
     for (const lock of held) this.untrack(lock);
     await Promise.all([

@@ -50,8 +50,8 @@ export interface AttemptQueue {
  * do not split the votes of the one a release just woke; nor does the head while the lock is held
  * in this process, whose release wakes it directly. A queued turn counts toward `retryCount` only
  * when the queue did not move during it (nobody ahead was served), and so does an attempt refused
- * while queued on the masters (docs/handoff.md): `retryCount` bounds a wait during which the lock
- * is not handed on, not the length of the queue. The last turn is always a real attempt.
+ * while queued behind others on the masters (`behind`, docs/handoff.md): `retryCount` bounds a wait
+ * during which the lock is not handed on, not the length of the queue. The last turn is always a real attempt.
  *
  * @example
  * const budget = new AttemptBudget(retry, queue, signal, closing);
@@ -74,6 +74,8 @@ export class AttemptBudget {
   readonly deadline: number;
   #ticket: Ticket | undefined;
   #started = false;
+  /** The rank on the masters at the last refusal behind other tickets (see `behind`). */
+  #rank: number | undefined;
 
   constructor(
     readonly policy: ResolvedRetryOptions,
@@ -145,6 +147,21 @@ export class AttemptBudget {
   /** The attempt just made was a queued turn: the queue moved during it, so it does not count. */
   uncount(): void {
     if (this.attempts > 0) this.attempts--;
+  }
+
+  /**
+   * The attempt just made was refused with `rank` live tickets ahead of this waiter on the masters
+   * (docs/handoff.md). Like a queued turn it counts toward `retryCount` only when the queue did not
+   * move since the previous such attempt (nobody ahead was served), so that every waiter's wait
+   * ends after `retryCount` attempts during which the lock is not handed on.
+   *
+   * @example
+   * if (rank > 0) budget.behind(rank); // 2 then 2: the second counts; 2 then 1: it does not
+   */
+  behind(rank: number): void {
+    const moved = this.#rank !== undefined && rank < this.#rank;
+    this.#rank = rank;
+    if (moved) this.uncount();
   }
 
   /**

@@ -1,0 +1,316 @@
+/**
+ * Waiting is bounded wherever a waiter stands in the masters' queue (docs/handoff.md, *Bounds*), on
+ * real masters: a first waiter that cannot finish (paused or killed in its own OS process) holds a
+ * free key back only for its claim window, not its ticket lease; a waiter behind others honours its
+ * `retryCount` and `acquireTimeout`; a paused master cannot hold an acquisition in the yield round
+ * past its retry budget; and `close()` leaves no ticket queued.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { fork, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { ProxyFarm } from '../../chaos/proxy.js';
+import { buildChild } from './child-build.js';
+import type { FromWaiter, WaiterChildConfig } from './fixtures/waiter-child.js';
+import { LockAcquisitionError, RedlockClosedError } from '../../lib/errors/index.js';
+import { now, rejectionOf, resourceName, sleep, timed, useMasters, waitFor, whilePaused } from '../support/index.js';
+
+/** Head-room for a loaded machine (2 cores shared by many test runs) on top of each bound. */
+const SLACK = 700;
+
+/** Every master's queue of `key` holds at least `n` tickets. */
+function queuedEverywhere(clients: { zcard(key: string): Promise<number> }[], key: string, n: number) {
+  return async (): Promise<boolean> =>
+    (await Promise.all(clients.map((c) => c.zcard(`${key}:handoff:queue`)))).every((q) => q >= n);
+}
+
+describe('waiting bounds (5 masters)', () => {
+  const set = useMasters(5);
+  let child: ReturnType<typeof buildChild>;
+  const children: ChildProcess[] = [];
+  const measured: string[] = [];
+  beforeAll(() => {
+    child = buildChild('test/core/fixtures/waiter-child.ts');
+  });
+  afterAll(() => {
+    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    child?.remove();
+    if (measured.length) console.log(`waiting bounds (5 masters):\n${measured.join('\n')}`);
+  });
+
+  /** A waiter in its own process, connected and ready to be told to acquire. */
+  async function waiterProcess(config: WaiterChildConfig): Promise<ChildProcess> {
+    const c = fork(child.entry, [JSON.stringify(config)], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      execArgv: [],
+    });
+    children.push(c);
+    const [message] = (await once(c, 'message')) as [FromWaiter];
+    expect(message.type).toBe('ready');
+    return c;
+  }
+
+  // A long command timeout makes the ticket lease (2 × (retryDelay + jitter) + 2 × commandTimeout +
+  // 100 = 5.4 s) far longer than the claim window (commandTimeout + retryDelay + jitter + 100 = 2.75 s).
+  const WAITER = { commandTimeout: 2_500, retryDelay: 100, retryJitter: 50 };
+  const CLAIM_WINDOW = WAITER.commandTimeout + WAITER.retryDelay + WAITER.retryJitter + 100;
+  const WAITER_TTL = 10_000;
+
+  it.each(['SIGSTOP', 'SIGKILL'] as const)(
+    'after the first waiter is stopped (%s), the next waiter gets the lock within TTL + 1 s of the holder’s end',
+    async (signal) => {
+      const resource = resourceName('first-stopped');
+      const key = `lock:${resource}`;
+      const holder = await set.redlock({ keyPrefix: 'lock:' });
+      const held = await holder.acquire(resource, 30_000);
+      const first = await waiterProcess({
+        urls: set.urls,
+        resource,
+        ttl: WAITER_TTL,
+        options: { ...WAITER, keyPrefix: 'lock:' },
+      });
+      first.send('acquire');
+      expect(await waitFor(queuedEverywhere(set.clients, key, 1), 5_000)).toBe(true);
+      const next = await set.redlock({ ...WAITER, keyPrefix: 'lock:', retryCount: 1_000 });
+      const waiting = next.acquire(resource, WAITER_TTL);
+      expect(await waitFor(queuedEverywhere(set.clients, key, 2), 5_000)).toBe(true);
+      first.kill(signal);
+      // The holder's last act: it sets a TTL as long as the first waiter's claim window, then never
+      // renews (it crashed). The key is free once that TTL has run out.
+      const ttl = CLAIM_WINDOW;
+      const end = now();
+      await held.extend(ttl);
+      const lock = await waiting;
+      const after = now() - end;
+      measured.push(
+        `  first waiter ${signal}: next waiter won ${Math.round(after)} ms after the holder's end (key TTL ${ttl} ms)`,
+      );
+      // Before: the first waiter's ticket kept the free key from everyone for its lease (5.4 s).
+      expect(after).toBeLessThan(ttl + 1_000 + SLACK);
+      await lock.release();
+      first.kill('SIGKILL');
+    },
+    40_000,
+  );
+
+  it('a release after the first waiter was paused for longer than its claim window hands the key to the next waiter', async () => {
+    const resource = resourceName('release-skips');
+    const key = `lock:${resource}`;
+    const holder = await set.redlock({ keyPrefix: 'lock:' });
+    const held = await holder.acquire(resource, 30_000);
+    const first = await waiterProcess({
+      urls: set.urls,
+      resource,
+      ttl: WAITER_TTL,
+      options: { ...WAITER, keyPrefix: 'lock:' },
+    });
+    first.send('acquire');
+    expect(await waitFor(queuedEverywhere(set.clients, key, 1), 5_000)).toBe(true);
+    const next = await set.redlock({ ...WAITER, keyPrefix: 'lock:', retryCount: 1_000 });
+    const waiting = timed(next.acquire(resource, WAITER_TTL));
+    expect(await waitFor(queuedEverywhere(set.clients, key, 2), 5_000)).toBe(true);
+    first.kill('SIGSTOP');
+    await sleep(CLAIM_WINDOW + 200); // the scenario: paused for longer than its claim window
+    const released = now();
+    await held.release();
+    const { value: lock, error } = await waiting;
+    const after = now() - released;
+    measured.push(
+      `  first waiter paused past its claim window: next waiter won ${Math.round(after)} ms after the release`,
+    );
+    expect(error).toBeUndefined();
+    // Before: the release handed the key to the paused waiter, which kept it for its TTL (10 s).
+    expect(after).toBeLessThan(WAITER.commandTimeout + SLACK);
+    await lock!.release();
+    first.kill('SIGKILL');
+  }, 40_000);
+
+  it('a lead() standby whose replies come later than commandTimeout does not keep a healthy standby from leading', async () => {
+    const farm = ProxyFarm.create(set.masters.map((m) => m.port));
+    const resource = resourceName('slow-standby');
+    const key = `lock:${resource}`;
+    // Standbys: commandTimeout 500 ms (the default), claim window 200 + 50 + 500 + 100 = 850 ms,
+    // ticket lease 2 × 250 + 2 × 500 + 100 = 1.6 s.
+    const LEAD = { ttl: 3_000, retryDelay: 200 };
+    const CLAIM = 850;
+    const DELAY = 400; // each way: a round trip of 800 ms, later than the 500 ms commandTimeout
+    const holder = await set.redlock({ keyPrefix: 'lock:' });
+    const held = await holder.acquire(resource, 30_000);
+    const slow = await set.redlock({ nodes: await farm.nodesFor('slow'), keyPrefix: 'lock:' });
+    const slowLead = slow.lead(resource, LEAD);
+    expect(await waitFor(queuedEverywhere(set.clients, key, 1), 5_000)).toBe(true);
+    const healthy = await set.redlock({ keyPrefix: 'lock:' });
+    const healthyLead = healthy.lead(resource, LEAD);
+    try {
+      expect(await waitFor(queuedEverywhere(set.clients, key, 2), 5_000)).toBe(true);
+      farm.set(['slow'], [0, 1, 2, 3, 4], { kind: 'delay', ms: DELAY });
+      // The holder crashes: its key is free 1 s from now. The slow standby is first in line; each of
+      // its attempts wins the free key on every master, times out, and undoes it.
+      const ttl = 1_000;
+      const end = now();
+      await held.extend(ttl);
+      // Its claim lapses one window after its last attempt that found the key taken; its last
+      // take is undone one delayed round trip later; the healthy standby asks within a third of its lease.
+      const bound = ttl + CLAIM + (2 * DELAY + 500) + 1_600 / 3 + SLACK;
+      const led = await waitFor(() => healthyLead.isLeader, bound, 5);
+      measured.push(
+        `  slow standby first in line: healthy standby ${led ? 'led' : 'had not led'} ${Math.round(now() - end)} ms after the holder's end (key TTL ${ttl} ms)`,
+      );
+      expect(led).toBe(true); // before: the slow standby kept the key from it as long as it retried
+    } finally {
+      farm.healAll();
+      await Promise.all([slowLead.resign(), healthyLead.resign()]);
+      await farm.close();
+    }
+  }, 40_000);
+
+  it('a first waiter that never hears back keeps a key a release handed it for a bounded time, not as long as it retries', async () => {
+    const farm = ProxyFarm.create(set.masters.map((m) => m.port));
+    const resource = resourceName('deaf-first');
+    const key = `lock:${resource}`;
+    const holder = await set.redlock({ keyPrefix: 'lock:' });
+    const held = await holder.acquire(resource, 30_000);
+    // Defaults: claim window 200 + 100 + 500 + 100 = 900 ms, ticket lease 1.7 s.
+    const CLAIM = 900;
+    const TTL = 3_000;
+    const deaf = await set.redlock({ nodes: await farm.nodesFor('deaf'), keyPrefix: 'lock:', retryCount: 1_000 });
+    const deafWait = deaf.acquire(resource, TTL).catch(() => undefined);
+    try {
+      expect(await waitFor(queuedEverywhere(set.clients, key, 1), 5_000)).toBe(true);
+      const next = await set.redlock({ keyPrefix: 'lock:', retryCount: 1_000 });
+      const waiting = next.acquire(resource, TTL);
+      expect(await waitFor(queuedEverywhere(set.clients, key, 2), 5_000)).toBe(true);
+      // Its commands still reach the masters; no reply (nor handover message) reaches it any more.
+      farm.set(['deaf'], [0, 1, 2, 3, 4], { kind: 'drop', direction: 'replies' });
+      await sleep(CLAIM); // the scenario: it keeps asking while the key is held
+      const released = now();
+      await held.release(); // hands the key to the deaf waiter, first in line; it never counts it
+      let won: Awaited<typeof waiting> | undefined;
+      void waiting.then((lock) => (won = lock));
+      // Its handed key may be renewed for two claim windows, then lives out its TTL; its ticket,
+      // queued again, claims the free key for one more window; the next waiter asks within a third
+      // of its lease. Before: every attempt of the deaf waiter renewed the handed key.
+      const bound = 2 * CLAIM + TTL + CLAIM + 1_700 / 3 + SLACK;
+      const served = await waitFor(() => won !== undefined, bound);
+      measured.push(
+        `  first waiter deaf to replies, handed the key: next waiter ${served ? 'won' : 'had not won'} ${Math.round(now() - released)} ms after the release`,
+      );
+      expect(served).toBe(true);
+      await won!.release();
+    } finally {
+      farm.healAll();
+      await deaf.close();
+      await deafWait;
+      await farm.close();
+    }
+  }, 60_000);
+
+  it('a waiter behind others ends its wait after its retryCount, and after its acquireTimeout', async () => {
+    const resource = resourceName('behind');
+    const key = `lock:${resource}`;
+    const holder = await set.redlock({ keyPrefix: 'lock:' });
+    const held = await holder.acquire(resource, 30_000);
+    const first = await set.redlock({ keyPrefix: 'lock:', retryCount: 10_000 });
+    const firstWait = first.acquire(resource, 10_000).catch(() => undefined);
+    expect(await waitFor(queuedEverywhere(set.clients, key, 1), 5_000)).toBe(true);
+
+    // Defaults: ticket lease 2 × (200 + 100) + 2 × 500 + 100 = 1.7 s; a waiter behind tries about
+    // every third of it. A queue that does not move ends its wait after retryCount such tries.
+    const LEASE = 1_700;
+    const byCount = await set.redlock({ keyPrefix: 'lock:', retryCount: 2 });
+    const counted = timed(byCount.acquire(resource, 10_000));
+    expect(await waitFor(queuedEverywhere(set.clients, key, 2), 5_000)).toBe(true);
+    const bound = (2 + 2) * LEASE + SLACK;
+    let settled = false;
+    void counted.then(() => (settled = true));
+    expect(await waitFor(() => settled, bound)).toBe(true); // before: it waited as long as the first waiter
+    const { error, ms } = await counted;
+    measured.push(`  waiter behind a first waiter that never wins, retryCount 2: gave up after ${Math.round(ms)} ms`);
+    expect(error).toBeInstanceOf(LockAcquisitionError);
+    expect((error as Error).message).toContain('(`retryCount` 2)');
+
+    const byTime = await set.redlock({ keyPrefix: 'lock:', retryCount: 10_000, acquireTimeout: 1_500 });
+    const timedOut = await timed(byTime.acquire(resource, 10_000));
+    measured.push(`  waiter behind, acquireTimeout 1500 ms: gave up after ${Math.round(timedOut.ms)} ms`);
+    expect(timedOut.error).toBeInstanceOf(LockAcquisitionError);
+    expect(timedOut.ms).toBeLessThan(1_500 + SLACK);
+
+    await held.release();
+    const won = await firstWait;
+    await won?.release();
+  }, 40_000);
+
+  it('a paused master holds no acquisition past its retry budget, in the yield round too', async () => {
+    const resource = resourceName('yield-paused');
+    const key = `lock:${resource}`;
+    const holder = await set.redlock({ keyPrefix: 'lock:' });
+    const held = await holder.acquire(resource, 30_000);
+    const RETRY = { retryCount: 3, retryDelay: 1_000, retryJitter: 0, commandTimeout: 500 };
+    const waiter = await set.redlock({ keyPrefix: 'lock:', ...RETRY });
+    let settled = false;
+    const waiting = timed(waiter.acquire(resource, 10_000)).finally(() => (settled = true));
+    expect(await waitFor(queuedEverywhere(set.clients, key, 1), 5_000)).toBe(true);
+    const [entry] = await set.clients[0].zrange(`${key}:handoff:queue`, '0', '0');
+    const score = Number(await set.clients[0].zscore(`${key}:handoff:queue`, entry));
+    const value = entry.split(' ')[2];
+    // A split handover: masters 0 and 1 handed the key to this waiter (its ticket left their queues);
+    // on masters 2 and 3 a waiter ahead of it holds the key, so it must give 0 and 1 on (yield).
+    for (const c of set.clients.slice(0, 2)) {
+      await c.set(key, value, 'PX', 30_000);
+      await c.zrem(`${key}:handoff:queue`, entry);
+      await c.zrem(`${key}:handoff:lease`, entry);
+    }
+    for (const c of set.clients.slice(2, 4)) await c.set(key, `${score - 1}.ahead.x`, 'PX', 30_000);
+    await whilePaused([set.masters[4]], async () => {
+      // Each attempt: one round, one yield round, one clean-up, each bounded by commandTimeout.
+      const budget = (RETRY.retryCount + 1) * (RETRY.retryDelay + 3 * RETRY.commandTimeout);
+      expect(await waitFor(() => settled, budget + SLACK)).toBe(true); // before: until the master resumed
+    });
+    const { error, ms } = await waiting;
+    measured.push(`  split handover with one master paused, retryCount 3: gave up after ${Math.round(ms)} ms`);
+    expect(error).toBeInstanceOf(LockAcquisitionError);
+    await held.release();
+    for (const c of set.clients) await c.del(key);
+  }, 40_000);
+
+  it('close() withdraws a queued waiter: once the holder releases, the key is free on every master', async () => {
+    const resource = resourceName('close-queued');
+    const key = `lock:${resource}`;
+    const holder = await set.redlock({ keyPrefix: 'lock:' });
+    const held = await holder.acquire(resource, 30_000);
+    const waiter = await set.redlock({ keyPrefix: 'lock:' });
+    const waiting = rejectionOf(waiter.acquire(resource, 10_000));
+    expect(await waitFor(queuedEverywhere(set.clients, key, 1), 5_000)).toBe(true);
+    await waiter.close();
+    expect(await waiting).toBeInstanceOf(RedlockClosedError);
+    await held.release();
+    // Within a round trip of the release (commandTimeout bounds one): nothing handed to the closed waiter.
+    const free = async (): Promise<boolean> =>
+      (await Promise.all(set.clients.map((c) => c.exists(key, `${key}:handoff:queue`)))).every((n) => n === 0);
+    expect(await waitFor(free, 500)).toBe(true);
+  }, 30_000);
+
+  it('close() gives on a key a release already handed to a queued waiter', async () => {
+    const resource = resourceName('close-handed');
+    const key = `lock:${resource}`;
+    const holder = await set.redlock({ keyPrefix: 'lock:' });
+    const held = await holder.acquire(resource, 30_000);
+    // A 6 s retry delay: the waiter makes no attempt of its own while the test runs.
+    const waiter = await set.redlock({ keyPrefix: 'lock:', retryDelay: 6_000, retryJitter: 0 });
+    const waiting = rejectionOf(waiter.acquire(resource, 10_000));
+    expect(await waitFor(queuedEverywhere(set.clients, key, 1), 5_000)).toBe(true);
+    const [entry] = await set.clients[0].zrange(`${key}:handoff:queue`, '0', '0');
+    // What a release's handover does on each master (its message is not sent: the waiter has not
+    // counted the lock): the key holds the waiter's value, its ticket has left the queue.
+    for (const c of set.clients) {
+      await c.set(key, entry.split(' ')[2], 'PX', 30_000);
+      await c.zrem(`${key}:handoff:queue`, entry);
+      await c.zrem(`${key}:handoff:lease`, entry);
+    }
+    await waiter.close();
+    expect(await waiting).toBeInstanceOf(RedlockClosedError);
+    const free = async (): Promise<boolean> =>
+      (await Promise.all(set.clients.map((c) => c.exists(key)))).every((n) => n === 0);
+    expect(await waitFor(free, 500)).toBe(true); // before: the key stayed for the closed waiter's TTL
+    await held.release(); // its value is gone: nothing to release
+  }, 30_000);
+});
