@@ -10,7 +10,8 @@ ensure_redis_server
 npm run build
 rm -rf dist-bench
 npx tsc -p bench/tsconfig.json
-case " $* " in *" --help "*|*" -h "*) exec node --expose-gc dist-bench/bench/main.js "$@" ;; esac
+# --compare (this checkout against another commit) and --help run main.ts alone.
+case " $* " in *" --help "*|*" -h "*|*" --compare "*|*" --compare="*) exec node --expose-gc dist-bench/bench/main.js "$@" ;; esac
 node --expose-gc dist-bench/bench/main.js "$@"
 # Separate OS processes contending for one key, this library and the peers (docs/evidence/cross-process.md).
 node dist-bench/bench/cross-process.js --seconds 2

@@ -1,7 +1,7 @@
 /** docs/evidence/bench-results.md: how the run was made, then per master count the tables of medians, spreads and ratios. */
 import type { RetryProfile } from '../adapters/types.js';
 import type { MastersResults, RunResults, SubjectInfo } from '../model.js';
-import { pairedRatio, spread } from '../stats.js';
+import { pairedRatio, pairedSpread, spread } from '../stats.js';
 import type { ContentionResult } from '../workloads/contention.js';
 import { med, num, ratio, short } from './format.js';
 
@@ -162,10 +162,39 @@ function decoratorSection(r: MastersResults): string {
   );
 }
 
+function routeSection(r: MastersResults): string {
+  const route = r.route;
+  if (!route) return '';
+  const rows: string[][] = [];
+  for (const [platform, arms] of Object.entries(route)) {
+    const rps = (id: string) => (arms[id] ?? []).map((x) => x.requestsPerSec);
+    for (const [id, name] of [
+      ['unlocked', 'unlocked route'],
+      ['raw', 'raw auto-pipelined quorum by hand around the handler (the least a lock costs)'],
+      ['locked', "`@Locked('item:#id')`"],
+    ] as const) {
+      if (!arms[id]) continue;
+      const ratios = id === 'unlocked' ? undefined : pairedSpread(rps(id), rps('unlocked'));
+      rows.push([
+        `${platform}: ${name}`,
+        med(spread(rps(id)), (n) => num(n)),
+        ratios ? med(ratios, (n) => n.toFixed(2)) : '',
+        num(arms[id].reduce((a, x) => a + x.errors, 0)),
+      ]);
+    }
+  }
+  return table(['route', 'requests/s', '÷ unlocked, per round', 'errors'], rows);
+}
+
 const pct = (x: number) => (Number.isFinite(x) ? `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)} %` : '–');
 const mark = (ok: boolean | undefined) => (ok === undefined ? '–' : ok ? 'met' : '**missed**');
 
-function targetsSection(r: MastersResults, subjects: SubjectInfo[], decorated: MastersResults | undefined): string {
+function targetsSection(
+  r: MastersResults,
+  subjects: SubjectInfo[],
+  decorated: MastersResults | undefined,
+  routed: MastersResults | undefined,
+): string {
   const rows: string[][] = [];
   const p50 = series(r.latency, (x) => x.p50);
   if (p50[OURS]) {
@@ -241,6 +270,19 @@ function targetsSection(r: MastersResults, subjects: SubjectInfo[], decorated: M
     rows.push([`@Locked overhead over \`using\`, sequential p50 (${where})`, pct(lat), '≤ +5 %', mark(lat <= 0.05)]);
     rows.push([`@Locked overhead over \`using\`, throughput (${where})`, pct(tp), '≤ +5 %', mark(tp <= 0.05)]);
   }
+  for (const [platform, arms] of Object.entries(routed?.route ?? {})) {
+    if (!arms.locked || !arms.unlocked) continue;
+    const x = pairedRatio(
+      arms.locked.map((a) => a.requestsPerSec),
+      arms.unlocked.map((a) => a.requestsPerSec),
+    );
+    rows.push([
+      `\`@Locked\` route ÷ unlocked route, ${platform} (${routed!.masters} masters, issue #25)`,
+      ratio(x),
+      '≥ 0.80×',
+      mark(x >= 0.8),
+    ]);
+  }
   return rows.length ? table(['target (issue #4)', 'measured', 'target', 'verdict'], rows) : '';
 }
 
@@ -302,6 +344,7 @@ export function renderMarkdown(res: RunResults, svgFile: string): string {
       largest,
       subjects,
       res.byMasters.find((r) => r.decorator),
+      res.byMasters.find((r) => r.route),
     );
     if (t)
       out.push(
@@ -339,6 +382,14 @@ export function renderMarkdown(res: RunResults, svgFile: string): string {
     }
     const d = decoratorSection(r);
     if (d) out.push('', '### 4. Decorator overhead (Nest application context, same masters, same work)', '', d);
+    const rt = routeSection(r);
+    if (rt)
+      out.push(
+        '',
+        `### 5. \`@Locked\` on an HTTP route (${c.route.clients} keep-alive clients, distinct ids, Nest on Express and Fastify)`,
+        '',
+        rt,
+      );
   }
   if (res.notes.length) out.push('', '## Notes from the run', '', ...res.notes.map((n) => `- ${n}`));
   out.push('');
