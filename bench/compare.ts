@@ -1,10 +1,11 @@
 /**
  * `npm run bench -- --compare REF`: this checkout against another commit of the library, in the same
  * process and the same interleaved rounds. REF is built aside (bench/ref-build.ts). Per round, at the
- * largest `--masters` count (5 by default): uncontended latency (this, REF, raw quorum) and throughput
- * (this, REF, raw auto-pipelined ioredis); at `--route-masters` (3): the route workload (unlocked,
- * `@Locked` of this build, `@Locked` of REF) on Express and Fastify. The report gives each per-round
- * ratio this ÷ REF with its median and min–max: docs/evidence/bench-compare.md (and .json).
+ * largest `--masters` count (5 by default): uncontended latency and throughput of this, REF, the raw
+ * quorum and the raw auto-pipelined quorum; at `--route-masters` (3): the route workload (unlocked,
+ * raw quorum by hand, `@Locked` of this build, `@Locked` of REF) on Express and Fastify. Within a
+ * round the subjects take turns in time slices (bench/sliced-round.ts). The report gives each
+ * per-round ratio this ÷ REF with its median and min–max: docs/evidence/bench-compare.md (and .json).
  */
 import { writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
@@ -12,7 +13,7 @@ import { relative } from 'node:path';
 import * as library from 'nestjs-quorum-lock';
 import { quorumLock, quorumLockBuild, type RedlockClass } from './adapters/quorum-lock.js';
 import { rawQuorum, rawQuorumPipelined } from './adapters/raw-quorum.js';
-import type { AdapterFactory } from './adapters/types.js';
+import { cycleOf, type AdapterFactory } from './adapters/types.js';
 import { cpuSampler } from './cpu.js';
 import { libraryRevision, machineFacts, repoRoot } from './env.js';
 import { pin, startMasterSets } from './masters.js';
@@ -20,11 +21,15 @@ import type { MastersResults } from './model.js';
 import type { BenchConfig, Workload } from './options.js';
 import { buildRef, type RefBuild } from './ref-build.js';
 import { renderCompare, type CompareResults } from './report/compare-markdown.js';
-import { fmt, runRound, Subjects } from './rounds.js';
+import { fmt, Subjects } from './rounds.js';
+import { latencyInterleaved, routeSliced, throughputSliced } from './sliced-round.js';
 import { openRouteSubjects, type RouteLibrary, type RouteSubjects } from './workloads/route.js';
 
-/** The `--compare` build's adapter id (this checkout keeps `quorum-lock`). */
+/** The `--compare` build's adapter id; this checkout keeps `quorum-lock`. */
 export const REF = 'ref';
+const THIS = quorumLock.id;
+/** Turns per subject within a round (throughput and route windows are cut into this many slices). */
+const SLICES = 4;
 /** Past the TTL, for INFO's whole-second uptime and the drift allowance. */
 const MASTER_AGE_MARGIN_MS = 2_000;
 const COMPARABLE: readonly Workload[] = ['latency', 'throughput', 'route'];
@@ -65,42 +70,68 @@ export async function runCompare(config: BenchConfig, notes: string[], note: (te
     try {
       console.log(`bench: waiting until the masters are older than the TTL (${fmt(config.ttl)} ms)`);
       await masters.olderThan(config.ttl + MASTER_AGE_MARGIN_MS);
+      const cycleSet = masters.sets.get(cycleMasters)!;
+      const cpu = cpuSampler(cycleSet.masters.map((m) => m.pid!));
+      const open = subjects.get(cycleMasters)!;
+      const cyclesOf = async (ids: readonly string[]) =>
+        new Map(
+          await Promise.all(
+            ids.map(
+              async (id) =>
+                [
+                  id,
+                  cycleOf(
+                    await open.get(
+                      factories.find((f) => f.id === id)!,
+                      'default',
+                    ),
+                    config.ttl,
+                  ),
+                ] as const,
+            ),
+          ),
+        );
       for (let round = 0; round < config.rounds; round++) {
         loads.push(loadavg()[0]);
-        const cycleWorkloads = new Set([...workloads].filter((w) => w !== 'route'));
-        if (cycleWorkloads.size) {
-          await runRound({
-            config: { ...config, workloads: cycleWorkloads },
-            round,
-            // raw quorum for latency, raw auto-pipelined for throughput: the references the measures name.
-            factories,
-            subjects: subjects.get(cycleMasters)!,
-            decorator: undefined,
-            cpu: cpuSampler(masters.sets.get(cycleMasters)!.masters.map((m) => m.pid!)),
-            results: cycles,
-            note,
+        const tag = `[round ${round + 1}/${config.rounds}]`;
+        const prefix = `bench:cmp:${round}`;
+        if (workloads.has('latency')) {
+          const lat = await latencyInterleaved(await cyclesOf([THIS, REF, 'raw', 'raw-ap']), {
+            ...config.latency,
+            keyPrefix: `${prefix}:lat`,
           });
+          for (const [id, r] of lat) (cycles.latency[id] ??= []).push(r);
+          console.log(`${tag} p50 µs: ${[...lat].map(([id, r]) => `${id} ${fmt(r.p50)}`).join(', ')}`);
+        }
+        if (workloads.has('throughput')) {
+          const tp = await throughputSliced(
+            await cyclesOf([THIS, REF, 'raw-ap', 'raw']),
+            { ...config.throughput, slices: SLICES, keyPrefix: `${prefix}:tp` },
+            cpu,
+          );
+          for (const [id, r] of tp) (cycles.throughput[id] ??= []).push(r);
+          console.log(`${tag} cycles/s: ${[...tp].map(([id, r]) => `${id} ${fmt(r.cyclesPerSec)}`).join(', ')}`);
         }
         if (workloads.has('route')) {
           const urls = masters.sets.get(routeMasters)!.urls;
-          await runRound({
-            config: { ...config, workloads: new Set(['route']) },
-            round,
-            factories: [],
-            subjects: subjects.get(routeMasters)!,
-            decorator: undefined,
-            route: () =>
-              (route ??= openRouteSubjects(
-                [
-                  { id: 'locked', lib: library },
-                  { id: 'locked-ref', lib: refLib },
-                ],
-                urls,
-              )),
-            cpu: cpuSampler([]),
-            results: routes,
-            note,
+          route ??= openRouteSubjects(
+            [
+              { id: 'locked', lib: library },
+              { id: 'locked-ref', lib: refLib },
+            ],
+            urls,
+          );
+          const rt = await routeSliced((await route).arms, {
+            clients: config.route.clients,
+            windowMs: config.route.windowMs,
+            slices: SLICES,
+            idPrefix: `${prefix}-route`,
           });
+          const table = (routes.route ??= {});
+          for (const [arm, r] of rt) ((table[arm.platform] ??= {})[arm.id] ??= []).push(r);
+          console.log(
+            `${tag} requests/s: ${[...rt].map(([arm, r]) => `${arm.platform} ${arm.id} ${fmt(r.requestsPerSec)}`).join(', ')}`,
+          );
         }
       }
     } finally {

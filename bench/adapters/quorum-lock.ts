@@ -33,8 +33,4 @@ export function quorumLockBuild(id: string, label: string, RedlockOf: RedlockCla
   };
 }
 
-export const quorumLock: AdapterFactory = quorumLockBuild(
-  'quorum-lock',
-  'nestjs-quorum-lock',
-  Redlock,
-);
+export const quorumLock: AdapterFactory = quorumLockBuild('quorum-lock', 'nestjs-quorum-lock', Redlock);

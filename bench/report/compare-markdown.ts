@@ -52,9 +52,10 @@ export function renderCompare(res: CompareResults): string {
     `- Machine: ${m.nproc} cores, ${m.cpu}, Node ${m.node}, redis-server ${m.redis}, ioredis ${m.ioredis}. ` +
       `Load average (1 min) at the start of each round: ${med(loads, (n) => n.toFixed(2))}; ${m.loadavg} before the run, ${m.loadavgAfter} after. The machine is shared: only the same-run ratios mean anything.`,
     `- Pinning: ${res.pinning}.`,
-    `- ${c.rounds} interleaved round${c.rounds > 1 ? 's' : ''}, the order of the subjects rotated by one each round. Each ratio is taken within a round; tables give the **median over rounds (min–max)**.`,
+    `- ${c.rounds} round${c.rounds > 1 ? 's' : ''}. Within a round the subjects take turns, so that the changing load of the machine falls on all alike: latency one cycle each in turn; throughput and route in 4 short slices each (a quarter of the window), in rotating order. ` +
+      'Each ratio is taken within a round; tables give the **median over rounds (min–max)**.',
     `- TTL ${num(c.ttl)} ms. Latency: one caller, ${c.latency.samples} sequential acquire+release cycles of fresh keys after ${c.latency.warmup} warm-up cycles. ` +
-      `Throughput: ${c.throughput.concurrency} callers on distinct keys, ${num(c.throughput.windowMs)} ms counted after ${c.throughput.warmupMs} ms. ` +
+      `Throughput: ${c.throughput.concurrency} callers on distinct keys, ${num(c.throughput.windowMs)} ms counted per subject and round (30 ms warm-up per slice). ` +
       `Route: ${c.route.clients} keep-alive HTTP clients on distinct ids, ${num(c.route.windowMs)} ms counted after ${c.route.warmupMs} ms, \`GET /locked/:id\` with \`@Locked('item:#id')\` against the same handler without it.`,
   ];
 
