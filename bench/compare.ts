@@ -121,12 +121,16 @@ export async function runCompare(config: BenchConfig, notes: string[], note: (te
             ],
             urls,
           );
-          const rt = await routeSliced((await route).arms, {
-            clients: config.route.clients,
-            windowMs: config.route.windowMs,
-            slices: SLICES,
-            idPrefix: `${prefix}-route`,
-          });
+          const rt = await routeSliced(
+            (await route).arms,
+            {
+              clients: config.route.clients,
+              windowMs: config.route.windowMs,
+              slices: SLICES,
+              idPrefix: `${prefix}-route`,
+            },
+            cpuSampler(masters.sets.get(routeMasters)!.masters.map((m) => m.pid!)),
+          );
           const table = (routes.route ??= {});
           for (const [arm, r] of rt) ((table[arm.platform] ??= {})[arm.id] ??= []).push(r);
           console.log(

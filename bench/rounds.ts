@@ -164,7 +164,7 @@ export async function runRound(ctx: RoundContext): Promise<void> {
     results.route ??= {};
     for (const arm of rotate(r.arms, round)) {
       const res = await measure(`route ${arm.platform} ${arm.id}`, () =>
-        runRoute(arm.port, arm.route, { ...rc, idPrefix: `${prefix}-${arm.platform}-${arm.id}` }),
+        runRoute(arm.port, arm.route, { ...rc, idPrefix: `${prefix}-${arm.platform}-${arm.id}` }, ctx.cpu),
       );
       if (!res) continue;
       push((results.route[arm.platform] ??= {}), arm.id, res);

@@ -94,27 +94,48 @@ export async function throughputSliced(
 export async function routeSliced(
   arms: readonly RouteArm[],
   opts: { clients: number; windowMs: number; slices: number; idPrefix: string },
+  cpu: CpuSampler,
 ): Promise<Map<RouteArm, RouteResult>> {
-  const sum = new Map(arms.map((arm) => [arm, { requests: 0, errors: 0 }]));
+  const sum = new Map(arms.map((arm) => [arm, { requests: 0, errors: 0, client: 0, servers: 0, cpuRequests: 0 }]));
   const sliceMs = opts.windowMs / opts.slices;
   for (let s = 0; s < opts.slices; s++) {
     for (const arm of rotate(arms, s)) {
       gc?.();
       await breath();
-      const r = await runRoute(arm.port, arm.route, {
-        clients: opts.clients,
-        warmupMs: 50,
-        windowMs: sliceMs,
-        idPrefix: `${opts.idPrefix}-${arm.platform}-${arm.id}-${s}`,
-      });
-      sum.get(arm)!.requests += r.requests;
-      sum.get(arm)!.errors += r.errors;
+      const r = await runRoute(
+        arm.port,
+        arm.route,
+        {
+          clients: opts.clients,
+          warmupMs: 50,
+          windowMs: sliceMs,
+          idPrefix: `${opts.idPrefix}-${arm.platform}-${arm.id}-${s}`,
+        },
+        cpu,
+      );
+      const t = sum.get(arm)!;
+      t.requests += r.requests;
+      t.errors += r.errors;
+      if (r.clientCpuUs !== undefined && r.serverCpuUs !== undefined) {
+        t.client += r.clientCpuUs * r.requests;
+        t.servers += r.serverCpuUs * r.requests;
+        t.cpuRequests += r.requests;
+      }
     }
   }
   return new Map(
     arms.map((arm) => {
       const t = sum.get(arm)!;
-      return [arm, { requestsPerSec: t.requests / (opts.windowMs / 1000), requests: t.requests, errors: t.errors }];
+      return [
+        arm,
+        {
+          requestsPerSec: t.requests / (opts.windowMs / 1000),
+          requests: t.requests,
+          errors: t.errors,
+          clientCpuUs: t.cpuRequests ? t.client / t.cpuRequests : undefined,
+          serverCpuUs: t.cpuRequests ? t.servers / t.cpuRequests : undefined,
+        },
+      ];
     }),
   );
 }

@@ -140,6 +140,8 @@ export function renderCompare(res: CompareResults): string {
           `${platform}: ${name}`,
           med(spread(rps(id)), (n) => num(n)),
           id === 'unlocked' ? '' : r2(pairedSpread(rps(id), rps('unlocked'))),
+          med(spread((arms[id] ?? []).map((x) => x.clientCpuUs ?? NaN)), (n) => num(n)),
+          med(spread((arms[id] ?? []).map((x) => x.serverCpuUs ?? NaN)), (n) => num(n)),
           num(errs(id)),
         ]);
       }
@@ -148,7 +150,7 @@ export function renderCompare(res: CompareResults): string {
       '',
       `## Route, ${res.routes.masters} masters, ${c.route.clients} keep-alive clients`,
       '',
-      table(['arm', 'requests/s', '÷ unlocked', 'errors'], rows),
+      table(['arm', 'requests/s', '÷ unlocked', 'client CPU µs/request', 'servers CPU µs/request', 'errors'], rows),
     );
   }
   out.push('', `Per-round 1-minute load averages: ${res.roundLoads.map((l) => short(l)).join(', ')}.`);

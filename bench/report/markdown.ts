@@ -179,11 +179,16 @@ function routeSection(r: MastersResults): string {
         `${platform}: ${name}`,
         med(spread(rps(id)), (n) => num(n)),
         ratios ? med(ratios, (n) => n.toFixed(2)) : '',
+        med(spread(arms[id].map((x) => x.clientCpuUs ?? NaN)), (n) => num(n)),
+        med(spread(arms[id].map((x) => x.serverCpuUs ?? NaN)), (n) => num(n)),
         num(arms[id].reduce((a, x) => a + x.errors, 0)),
       ]);
     }
   }
-  return table(['route', 'requests/s', '÷ unlocked, per round', 'errors'], rows);
+  return table(
+    ['route', 'requests/s', '÷ unlocked, per round', 'client CPU µs/request', 'servers CPU µs/request', 'errors'],
+    rows,
+  );
 }
 
 const pct = (x: number) => (Number.isFinite(x) ? `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)} %` : '–');

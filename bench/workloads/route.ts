@@ -15,6 +15,7 @@ import { Controller, Get, Module, Param, type INestApplication } from '@nestjs/c
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { rawQuorumPipelined } from '../adapters/raw-quorum.js';
+import type { CpuSampler, CpuTimes } from '../cpu.js';
 import type { LockAdapter } from '../adapters/types.js';
 
 export const PLATFORMS = ['express', 'fastify'] as const;
@@ -95,6 +96,9 @@ export interface RouteResult {
   requests: number;
   /** Responses other than 200, and failed requests. */
   errors: number;
+  /** CPU time per counted request in µs, this process (server and clients) and the masters. */
+  clientCpuUs?: number;
+  serverCpuUs?: number;
 }
 
 function get(agent: Agent, port: number, path: string): Promise<number> {
@@ -116,8 +120,14 @@ export async function runRoute(
   port: number,
   route: Route,
   { clients, warmupMs, windowMs, idPrefix }: RouteOptions,
+  cpu?: CpuSampler,
 ): Promise<RouteResult> {
   const agent = new Agent({ keepAlive: true, maxSockets: clients });
+  let cpuFrom: CpuTimes | undefined;
+  let cpuTo: CpuTimes | undefined;
+  const marks = cpu
+    ? [setTimeout(() => (cpuFrom = cpu()), warmupMs), setTimeout(() => (cpuTo = cpu()), warmupMs + windowMs)]
+    : [];
   const countFrom = performance.now() + warmupMs;
   const end = countFrom + windowMs;
   let requests = 0;
@@ -139,9 +149,15 @@ export async function runRoute(
   try {
     await Promise.all(Array.from({ length: clients }, (_, c) => client(c)));
   } finally {
+    marks.forEach(clearTimeout);
     agent.destroy();
   }
-  return { requestsPerSec: requests / (windowMs / 1000), requests, errors };
+  const result: RouteResult = { requestsPerSec: requests / (windowMs / 1000), requests, errors };
+  if (cpuFrom && cpuTo && requests > 0) {
+    result.clientCpuUs = (cpuTo.client - cpuFrom.client) / requests;
+    result.serverCpuUs = (cpuTo.servers - cpuFrom.servers) / requests;
+  }
+  return result;
 }
 
 /** One measured arm of the route workload: a platform, a running app and which of its routes. */
