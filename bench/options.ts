@@ -66,7 +66,8 @@ export const USAGE = `npm run bench -- [flags]
                           32 clients, Express and Fastify), each as per-round ratios this / REF;
                           writes docs/evidence/bench-compare.md (with --quick: dist-bench/compare-quick.md).
                           --rounds and --workloads (latency,throughput,route) apply.
-  --out FILE              report path (default docs/evidence/bench-results.md; .svg and .json beside it)
+  --out FILE              report path (default docs/evidence/bench-results.md, or dist-bench/results-partial.md
+                          with --workloads; .svg and .json beside it)
   --render                re-write the report and chart from the .json beside --out, measuring nothing
   --memory                the long memory run instead (this library, 3 masters, 64 callers) -> docs/evidence/bench-memory.md
   --cycles N              cycles of the memory run (default 1000000)
@@ -91,11 +92,12 @@ function int(value: string | undefined, fallback: number, flag: string): number 
   return n;
 }
 
-function defaultOut(quick: boolean, compare: boolean): string {
+/** The README's figures come from a full run: a run of chosen workloads writes beside the build instead. */
+function defaultOut(quick: boolean, compare: boolean, partial: boolean): string {
   const name = compare ? 'compare' : 'results';
-  return quick
-    ? join(repoRoot, 'dist-bench', `${name}-quick.md`)
-    : join(repoRoot, 'docs', 'evidence', `bench-${name}.md`);
+  if (quick) return join(repoRoot, 'dist-bench', `${name}-quick.md`);
+  if (partial && !compare) return join(repoRoot, 'dist-bench', 'results-partial.md');
+  return join(repoRoot, 'docs', 'evidence', `bench-${name}.md`);
 }
 
 export function parseOptions(argv: string[]): BenchConfig | 'help' {
@@ -190,7 +192,7 @@ export function parseOptions(argv: string[]): BenchConfig | 'help' {
       warmupCycles: 100_000,
       sampleEvery: 20_000,
     },
-    out: values.out ?? defaultOut(quick, values.compare !== undefined),
+    out: values.out ?? defaultOut(quick, values.compare !== undefined, values.workloads !== undefined),
     argv,
   };
 }

@@ -42,7 +42,7 @@ export function renderCompare(res: CompareResults): string {
   const m = res.machine;
   const loads = spread(res.roundLoads);
   const thisName = `this (${res.revision})`;
-  const refName = `${res.ref.ref} (${res.ref.sha})`;
+  const refName = res.ref.sha.startsWith(res.ref.ref) ? res.ref.sha : `${res.ref.ref} (${res.ref.sha})`;
   const out: string[] = [
     `# This checkout against ${refName}`,
     '',
