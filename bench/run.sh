@@ -10,8 +10,8 @@ ensure_redis_server
 npm run build
 rm -rf dist-bench
 npx tsc -p bench/tsconfig.json
-# --compare (this checkout against another commit) and --help run main.ts alone.
-case " $* " in *" --help "*|*" -h "*|*" --compare "*|*" --compare="*) exec node --expose-gc dist-bench/bench/main.js "$@" ;; esac
+# --compare (this checkout against another commit), --memory, --render and --help run main.ts alone.
+case " $* " in *" --help "*|*" -h "*|*" --compare "*|*" --compare="*|*" --memory "*|*" --render "*) exec node --expose-gc dist-bench/bench/main.js "$@" ;; esac
 node --expose-gc dist-bench/bench/main.js "$@"
 # A run of chosen workloads (--workloads) is a partial run: the separate benches below are not part of it.
 case " $* " in *" --workloads "*|*" --workloads="*) exit 0 ;; esac
