@@ -4,6 +4,7 @@ import type { MachineFacts } from './env.js';
 import type { BenchConfig } from './options.js';
 import type { ContentionResult } from './workloads/contention.js';
 import type { LatencyResult } from './workloads/latency.js';
+import type { RouteResult } from './workloads/route.js';
 import type { ThroughputResult } from './workloads/throughput.js';
 
 export interface SubjectInfo {
@@ -23,6 +24,8 @@ export interface MastersResults {
     using: { latency: LatencyResult[]; throughput: ThroughputResult[] };
     locked: { latency: LatencyResult[]; throughput: ThroughputResult[] };
   };
+  /** Platform → arm (`unlocked`, `locked`, `locked-ref`) → one result per round. */
+  route?: Record<string, Record<string, RouteResult[]>>;
 }
 
 export interface RunResults {

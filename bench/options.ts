@@ -5,7 +5,7 @@ import { FACTORIES } from './adapters/index.js';
 import { repoRoot } from './env.js';
 import type { PinMode } from './masters.js';
 
-export const WORKLOADS = ['latency', 'throughput', 'contention', 'decorator'] as const;
+export const WORKLOADS = ['latency', 'throughput', 'contention', 'decorator', 'route'] as const;
 export type Workload = (typeof WORKLOADS)[number];
 
 export interface BenchConfig {
@@ -21,6 +21,13 @@ export interface BenchConfig {
   throughput: { concurrency: number; warmupMs: number; windowMs: number };
   contention: { callers: number; holdMs: number; windowMs: number };
   decorator: { masters: number; samples: number; warmup: number; warmupMs: number; windowMs: number };
+  /** The `@Locked` route against the same route unlocked, Express and Fastify (bench/workloads/route.ts). */
+  route: { masters: number; clients: number; warmupMs: number; windowMs: number };
+  /**
+   * `--compare REF`: build REF in a temporary git worktree and run it against this checkout in the
+   * same rounds (bench/compare.ts) instead of the peers.
+   */
+  compare: string | undefined;
   /** Re-write the report and chart from the JSON beside `out`, without measuring. */
   render: boolean;
   memory: {
@@ -43,7 +50,7 @@ export const USAGE = `npm run bench -- [flags]
   --quick                 1 round, short windows (smoke test); writes dist-bench/results-quick.*
   --rounds N              rounds, libraries interleaved round-robin in each (default 5)
   --masters 1,3,5         master counts to run (default 1,3,5)
-  --workloads LIST        latency,throughput,contention,decorator (default: all)
+  --workloads LIST        latency,throughput,contention,decorator,route (default: all)
   --libs LIST             ${FACTORIES.map((f) => f.id).join(',')} (default: all)
   --pin same|split|none   same: client and servers on one core (default); split: client core 0,
                           servers core 1; none: unpinned
@@ -51,7 +58,16 @@ export const USAGE = `npm run bench -- [flags]
   --throughput-ms MS      throughput window per measurement (default 800)
   --contention-ms MS      contention window per measurement (default 1500)
   --decorator-masters N   master count for the decorator workload (default 3)
-  --out FILE              report path (default docs/evidence/bench-results.md; .svg and .json beside it)
+  --route-ms MS           window per route measurement (default 1000)
+  --route-masters N       master count for the route workload (default 3)
+  --compare REF           build git REF (commit, branch, tag, HEAD~3) in a temporary worktree and run it
+                          against this checkout in the same interleaved rounds: throughput (5 masters,
+                          64 callers), uncontended p50 (5 masters) and the @Locked route (3 masters,
+                          32 clients, Express and Fastify), each as per-round ratios this / REF;
+                          writes docs/evidence/bench-compare.md (with --quick: dist-bench/compare-quick.md).
+                          --rounds and --workloads (latency,throughput,route) apply.
+  --out FILE              report path (default docs/evidence/bench-results.md, or dist-bench/results-partial.md
+                          with --workloads; .svg and .json beside it)
   --render                re-write the report and chart from the .json beside --out, measuring nothing
   --memory                the long memory run instead (this library, 3 masters, 64 callers) -> docs/evidence/bench-memory.md
   --cycles N              cycles of the memory run (default 1000000)
@@ -76,6 +92,14 @@ function int(value: string | undefined, fallback: number, flag: string): number 
   return n;
 }
 
+/** The README's figures come from a full run: a run of chosen workloads writes beside the build instead. */
+function defaultOut(quick: boolean, compare: boolean, partial: boolean): string {
+  const name = compare ? 'compare' : 'results';
+  if (quick) return join(repoRoot, 'dist-bench', `${name}-quick.md`);
+  if (partial && !compare) return join(repoRoot, 'dist-bench', 'results-partial.md');
+  return join(repoRoot, 'docs', 'evidence', `bench-${name}.md`);
+}
+
 export function parseOptions(argv: string[]): BenchConfig | 'help' {
   const { values } = parseArgs({
     args: argv,
@@ -91,6 +115,9 @@ export function parseOptions(argv: string[]): BenchConfig | 'help' {
       'throughput-ms': { type: 'string' },
       'contention-ms': { type: 'string' },
       'decorator-masters': { type: 'string' },
+      'route-ms': { type: 'string' },
+      'route-masters': { type: 'string' },
+      compare: { type: 'string' },
       out: { type: 'string' },
       memory: { type: 'boolean' },
       render: { type: 'boolean' },
@@ -102,7 +129,10 @@ export function parseOptions(argv: string[]): BenchConfig | 'help' {
   if (values.help) return 'help';
   const quick = values.quick ?? false;
   const masters = list(values.masters, ['1', '3', '5']).map((m) => int(m, 0, 'masters'));
-  const workloads = list(values.workloads, WORKLOADS);
+  const workloads = list(
+    values.workloads,
+    values.compare === undefined ? WORKLOADS : (['latency', 'throughput', 'route'] as const),
+  );
   for (const w of workloads)
     if (!(WORKLOADS as readonly string[]).includes(w))
       throw new Error(`unknown workload ${JSON.stringify(w)}; pick from ${WORKLOADS.join(', ')}`);
@@ -145,6 +175,13 @@ export function parseOptions(argv: string[]): BenchConfig | 'help' {
       warmupMs: 100,
       windowMs: quick ? 300 : 800,
     },
+    route: {
+      masters: int(values['route-masters'], 3, 'route-masters'),
+      clients: 32,
+      warmupMs: 200,
+      windowMs: int(values['route-ms'], quick ? 300 : 1_000, 'route-ms'),
+    },
+    compare: values.compare,
     render: values.render ?? false,
     memory: {
       enabled: values.memory ?? false,
@@ -155,11 +192,7 @@ export function parseOptions(argv: string[]): BenchConfig | 'help' {
       warmupCycles: 100_000,
       sampleEvery: 20_000,
     },
-    out:
-      values.out ??
-      (quick
-        ? join(repoRoot, 'dist-bench', 'results-quick.md')
-        : join(repoRoot, 'docs', 'evidence', 'bench-results.md')),
+    out: values.out ?? defaultOut(quick, values.compare !== undefined, values.workloads !== undefined),
     argv,
   };
 }

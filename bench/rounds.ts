@@ -7,6 +7,7 @@ import type { CpuSampler } from './cpu.js';
 import type { MastersResults } from './model.js';
 import type { BenchConfig } from './options.js';
 import type { DecoratorSubjects } from './workloads/decorator.js';
+import { runRoute, type RouteSubjects } from './workloads/route.js';
 import { runContention } from './workloads/contention.js';
 import { runLatency } from './workloads/latency.js';
 import { runThroughput } from './workloads/throughput.js';
@@ -35,6 +36,8 @@ export interface RoundContext {
   subjects: Subjects;
   /** Only at the master count chosen for the decorator workload. */
   decorator: (() => Promise<DecoratorSubjects>) | undefined;
+  /** Only at the master count chosen for the route workload. */
+  route?: (() => Promise<RouteSubjects>) | undefined;
   cpu: CpuSampler;
   results: MastersResults;
   note: (text: string) => void;
@@ -151,6 +154,23 @@ export async function runRound(ctx: RoundContext): Promise<void> {
       if (tp) results.decorator[style].throughput.push(tp);
       console.log(
         `${tag} decorator  ${(style === 'locked' ? '@Locked' : 'using()').padEnd(18)} p50 ${fmt(lat?.p50 ?? NaN)} us, ${fmt(tp?.cyclesPerSec ?? NaN)} cycles/s`,
+      );
+    }
+  }
+
+  if (config.workloads.has('route') && ctx.route) {
+    const r = await ctx.route();
+    const rc = config.route;
+    results.route ??= {};
+    for (const arm of rotate(r.arms, round)) {
+      const res = await measure(`route ${arm.platform} ${arm.id}`, () =>
+        runRoute(arm.port, arm.route, { ...rc, idPrefix: `${prefix}-${arm.platform}-${arm.id}` }, ctx.cpu),
+      );
+      if (!res) continue;
+      push((results.route[arm.platform] ??= {}), arm.id, res);
+      console.log(
+        `${tag} route      ${`${arm.platform} ${arm.id}`.padEnd(18)} ${fmt(res.requestsPerSec)} requests/s` +
+          (res.errors ? `, ${res.errors} errors` : ''),
       );
     }
   }

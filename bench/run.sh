@@ -10,8 +10,11 @@ ensure_redis_server
 npm run build
 rm -rf dist-bench
 npx tsc -p bench/tsconfig.json
-case " $* " in *" --help "*|*" -h "*) exec node --expose-gc dist-bench/bench/main.js "$@" ;; esac
+# --compare (this checkout against another commit), --memory, --render and --help run main.ts alone.
+case " $* " in *" --help "*|*" -h "*|*" --compare "*|*" --compare="*|*" --memory "*|*" --render "*) exec node --expose-gc dist-bench/bench/main.js "$@" ;; esac
 node --expose-gc dist-bench/bench/main.js "$@"
+# A run of chosen workloads (--workloads) is a partial run: the separate benches below are not part of it.
+case " $* " in *" --workloads "*|*" --workloads="*) exit 0 ;; esac
 # Separate OS processes contending for one key, this library and the peers (docs/evidence/cross-process.md).
 node dist-bench/bench/cross-process.js --seconds 2
 # Read lock and semaphore n=4 against the mutex and redis-semaphore's RedlockSemaphore (docs/evidence/shared-locks.md).

@@ -44,6 +44,15 @@ export function pairedRatio(a: readonly number[], b: readonly number[]): number 
   return spread(ratios).median;
 }
 
+/** Median and min–max of per-round ratios a[i] / b[i]. */
+export function pairedSpread(a: readonly number[], b: readonly number[]): Spread {
+  const ratios: number[] = [];
+  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+    if (Number.isFinite(a[i]) && Number.isFinite(b[i]) && b[i] !== 0) ratios.push(a[i] / b[i]);
+  }
+  return spread(ratios);
+}
+
 /** Jain's fairness index: (Σx)² / (n·Σx²); 1 = perfectly even, 1/n = one caller got everything. */
 export function jain(xs: readonly number[]): number {
   let sum = 0;

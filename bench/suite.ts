@@ -15,6 +15,8 @@ import { renderMarkdown } from './report/markdown.js';
 import { renderSvg } from './report/svg.js';
 import { fmt, runRound, Subjects } from './rounds.js';
 import { openDecoratorSubjects, type DecoratorSubjects } from './workloads/decorator.js';
+import { openRouteSubjects, type RouteSubjects } from './workloads/route.js';
+import * as library from 'nestjs-quorum-lock';
 
 /** Past the TTL, for INFO's whole-second uptime and the drift allowance. */
 const MASTER_AGE_MARGIN_MS = 2_000;
@@ -25,6 +27,9 @@ export async function runSuite(config: BenchConfig, notes: string[], note: (text
   const factories = FACTORIES.filter((f) => config.libs.includes(f.id));
   const decoratorMasters = config.masters.includes(config.decorator.masters)
     ? config.decorator.masters
+    : config.masters[config.masters.length - 1];
+  const routeMasters = config.masters.includes(config.route.masters)
+    ? config.route.masters
     : config.masters[config.masters.length - 1];
   const machine = machineFacts();
 
@@ -43,8 +48,9 @@ export async function runSuite(config: BenchConfig, notes: string[], note: (text
   }));
   const subjects = new Map(config.masters.map((n) => [n, new Subjects(masters.sets.get(n)!.urls)]));
   let decorator: Promise<DecoratorSubjects> | undefined;
+  let route: Promise<RouteSubjects> | undefined;
   try {
-    if (factories.some((f) => f.id === OURS) || config.workloads.has('decorator')) {
+    if (factories.some((f) => f.id === OURS) || config.workloads.has('decorator') || config.workloads.has('route')) {
       console.log(
         `bench: waiting until the masters are older than the TTL (${fmt(config.ttl)} ms): the restart guard of nestjs-quorum-lock ignores younger masters`,
       );
@@ -60,6 +66,10 @@ export async function runSuite(config: BenchConfig, notes: string[], note: (text
           factories,
           subjects: subjects.get(n)!,
           decorator: n === decoratorMasters ? () => (decorator ??= openDecoratorSubjects(set.urls)) : undefined,
+          route:
+            n === routeMasters
+              ? () => (route ??= openRouteSubjects([{ id: 'locked', lib: library }], set.urls))
+              : undefined,
           cpu: cpuSampler(set.masters.map((m) => m.pid!)),
           results,
           note,
@@ -68,6 +78,7 @@ export async function runSuite(config: BenchConfig, notes: string[], note: (text
     }
   } finally {
     await (await decorator?.catch(() => undefined))?.close().catch(() => {});
+    await (await route?.catch(() => undefined))?.close().catch(() => {});
     for (const s of subjects.values()) await s.close();
     await masters.stop();
     process.off('SIGINT', stopOnSignal);

@@ -28,23 +28,33 @@ export interface Master {
 }
 
 /**
- * Coalesces the commands sent to `master` in the current tick into one socket write: the socket is
- * corked on the first command and uncorked on `process.nextTick`. This is what ioredis
- * auto-pipelining does for throughput, without its wait for the next event-loop turn, which costs a
- * sequential caller latency.
+ * Replies outstanding on a connection from which it counts as busy. A sequential caller leaves at most
+ * its previous acquire and release (and a renewal) outstanding on a slow master: it stays below this.
+ */
+const BUSY_PENDING_REPLIES = 4;
+
+/**
+ * Coalesces the commands sent to `master` into one socket write: the socket is corked on the first
+ * command and uncorked on `process.nextTick` when few replies are pending on it, so a sequential
+ * caller pays no wait. While many replies are pending (the connection is busy), the uncork waits for
+ * `setImmediate`: the other I/O callbacks of this event-loop turn (HTTP requests, replies from other
+ * masters) add their commands to the same write, as ioredis auto-pipelining does. Under load this
+ * turns one write per request into one per loop turn, for the client and for the master.
  */
 export function coalesceWrites(master: Master): void {
   if (master.corked) return;
-  const stream = (
-    master.client as unknown as { stream?: { cork(): void; uncork(): void; writable?: boolean } } | undefined
-  )?.stream;
+  const client = master.client as unknown as
+    { stream?: { cork(): void; uncork(): void; writable?: boolean }; commandQueue?: { length: number } } | undefined;
+  const stream = client?.stream;
   if (!stream?.writable) return;
   master.corked = true;
   stream.cork();
-  process.nextTick(() => {
+  const flush = () => {
     master.corked = false;
     stream.uncork();
-  });
+  };
+  if ((client?.commandQueue?.length ?? 0) >= BUSY_PENDING_REPLIES) setImmediate(flush);
+  else process.nextTick(flush);
 }
 
 /** Connection settings for the connections the library opens: fail fast when a master is down. */

@@ -133,6 +133,50 @@ describe('coalesceWrites', () => {
     await new Promise((resolve) => process.nextTick(resolve));
   });
 
+  it('holds the write until the I/O callbacks of this loop turn have run while replies are pending', async () => {
+    const calls: string[] = [];
+    const stream = { writable: true, cork: () => calls.push('cork'), uncork: () => calls.push('uncork') };
+    const master = {
+      label: 'm0:6379',
+      client: { stream, commandQueue: { length: 8 } },
+      corked: false,
+    } as unknown as Master;
+    const round = () =>
+      voteRound(
+        [master],
+        1,
+        1_000,
+        () => Promise.resolve(1),
+        (r) => r === 1,
+      );
+    round();
+    await new Promise((resolve) => process.nextTick(resolve));
+    // A reply from another socket in the same poll phase would send its command now: still corked.
+    round();
+    expect(calls).toEqual(['cork']);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(calls).toEqual(['cork', 'uncork']);
+  });
+
+  it('still writes at the end of the tick when only a sequential caller is waiting for replies', async () => {
+    const calls: string[] = [];
+    const stream = { writable: true, cork: () => calls.push('cork'), uncork: () => calls.push('uncork') };
+    const master = {
+      label: 'm0:6379',
+      client: { stream, commandQueue: { length: 2 } },
+      corked: false,
+    } as unknown as Master;
+    voteRound(
+      [master],
+      1,
+      1_000,
+      () => Promise.resolve(1),
+      (r) => r === 1,
+    );
+    await new Promise((resolve) => process.nextTick(resolve));
+    expect(calls).toEqual(['cork', 'uncork']);
+  });
+
   it('leaves a socket that is not writable alone', () => {
     const calls: string[] = [];
     const stream = { writable: false, cork: () => calls.push('cork'), uncork: () => calls.push('uncork') };
