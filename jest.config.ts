@@ -13,6 +13,10 @@ const config: Config = {
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   transform: { '^.+\\.ts$': ['ts-jest', { useESM: true }] },
   testTimeout: 30_000,
+  // A leftover client of one spec (a cluster client's retry, a reconnecting subscriber) must not hold the
+  // whole run open after its results are in; the library's own shutdown is tested where it belongs
+  // (test/nest/shutdown.spec.ts, test/core/connections-and-close.spec.ts).
+  forceExit: true,
 };
 
 export default config;
