@@ -229,7 +229,10 @@ describe('handover messages count on RESP2 connections too (3 masters, restart g
   // read its server before it subscribes, or every handover is ignored and the waiter sleeps its
   // retry delay.
   for (const [label, nodesOf] of [
-    ['node options with protocol 2', () => set.masters.map((m) => ({ host: '127.0.0.1', port: m.port, protocol: 2 as const }))],
+    [
+      'node options with protocol 2',
+      () => set.masters.map((m) => ({ host: '127.0.0.1', port: m.port, protocol: 2 as const })),
+    ],
     ['app-supplied clients with protocol 2', () => set.urls.map((u) => new Redis(u, { protocol: 2 }))],
   ] as const) {
     it(`${label}: the release hands the key over at once, not after the waiter's 10 s retry delay`, async () => {
