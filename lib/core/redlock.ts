@@ -205,11 +205,18 @@ export class Redlock {
     this.#masters = openMasters(this.options.nodes);
     this.quorum = quorumOf(this.#masters.length);
     // A handover message counts like a vote: from a trusted master, on a connection that reached the server the guard vetted.
+    const unreadable = new Set<number>();
     this.#wakeups = new Wakeups(
       this.#masters,
       this.options.wakeOnRelease,
-      (i, runId) =>
-        this.#trusts(i) === true && (runId === undefined || !this.#guard || this.#monitor.runIdOf(i) === runId),
+      (i, runId) => this.#trusts(i) === true && (!this.#guard || this.#monitor.runIdOf(i) === runId),
+      (i) => {
+        if (!this.#guard || unreadable.has(i)) return;
+        unreadable.add(i);
+        this.#logger.warn(
+          `${this.#masters[i].label}: INFO is refused on the subscriber connection, so its handover messages are ignored and waiters there wait for their retryDelay (allow INFO to this user)`,
+        );
+      },
     );
     this.#largestTtl = this.options.ttl;
     const guard = this.options.restartGuard;

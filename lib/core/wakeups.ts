@@ -29,15 +29,12 @@ const CONTENDED_KEYS = 1_024;
  */
 const PARTIAL_HANDOVER_MS = 10;
 
-/** How many handover messages a subscriber keeps while it reads which server it reached. */
-const HELD_MESSAGES = 256;
-
 /**
- * Whether handovers heard from master `index` count (docs/handoff.md *Safety*): on a connection
- * that reached the server `runId` (undefined for a cluster, whose subscriber follows many), they
- * count only while the restart guard trusts that master and has vetted that very server.
+ * Whether handovers heard from plain master `index` count (docs/handoff.md *Safety*): on a
+ * connection that reached the server `runId`, they count only while the restart guard trusts that
+ * master and has vetted that very server.
  */
-export type HandoverVouch = (index: number, runId: string | undefined) => boolean;
+export type HandoverVouch = (index: number, runId: string) => boolean;
 
 /** One master's subscriber connection and the channels it follows. */
 interface Subscriber {
@@ -47,14 +44,20 @@ interface Subscriber {
   /** The channels subscribed with SSUBSCRIBE. */
   readonly sharded: Set<string>;
   /**
-   * The `run_id` of the server this connection reached, read on it before it (re)subscribed;
-   * undefined while being read, '' when unreadable (its handovers then never count).
+   * A plain master's: the `run_id` of the server the current connection reached, read on it before
+   * it subscribed anything; undefined while disconnected or being read, '' when unreadable (its
+   * handovers then never count).
    */
   server?: string;
-  /** Bumped on each (re)connect: a late `INFO` reply of an earlier connection is ignored. */
+  /** Bumped on each connect and disconnect: a late `INFO` reply of an earlier connection is ignored. */
   connection: number;
-  /** Handover messages heard while `server` was being read: channel, message, arrival. */
-  readonly held: [string, string, number][];
+  /** Settles once a connection has read its server and subscribed `keys` (kept across quick reconnects). */
+  subscribed: Promise<void>;
+  /** Settles `subscribed`; undefined once it has settled. */
+  subscribedNow?: () => void;
+  /** Settles when the current connection closes: a command it carried is then never answered. */
+  closed: Promise<void>;
+  closedNow?: () => void;
 }
 
 interface KeyQueue {
@@ -167,6 +170,8 @@ export class Wakeups {
     private readonly subscribe: boolean,
     /** Whether a master's handover messages count now (by default they always do). */
     private readonly vouch: HandoverVouch = () => true,
+    /** Told once per connection whose server could not be read: its handovers will not count. */
+    private readonly unidentified?: (index: number) => void,
   ) {}
 
   /** True when some waiter of this process is queued for one of the keys (a newcomer queues behind it). */
@@ -314,7 +319,12 @@ export class Wakeups {
         else if (sharded) sub.sharded.delete(c);
       }
       if (sharded) return on ? sub.client.ssubscribe(...channels) : sub.client.sunsubscribe(...channels);
-      return on ? sub.client.subscribe(...channels) : sub.client.unsubscribe(...channels);
+      if (master.cluster) return on ? sub.client.subscribe(...channels) : sub.client.unsubscribe(...channels);
+      // A plain master's connection subscribes only once it has read its server (`identify`),
+      // which then subscribes every key in `sub.keys`, this one included.
+      if (sub.server === undefined) return sub.subscribed;
+      const sent = on ? sub.client.subscribe(...channels) : sub.client.unsubscribe(...channels);
+      return Promise.race([sent, sub.closed]);
     });
     if (!on) {
       for (const done of confirmed) done.catch(() => undefined);
@@ -338,18 +348,32 @@ export class Wakeups {
               shardedSubscribers: true,
             }) as unknown as Redis)
           : m.client.duplicate({
-              enableOfflineQueue: true,
+              // Nothing may reach a fresh connection before its INFO (RESP2 refuses INFO once
+              // subscribed): no automatic resubscription, no resent or queued commands.
+              autoResubscribe: false,
+              autoResendUnfulfilledCommands: false,
+              enableOfflineQueue: false,
               enableAutoPipelining: false,
               lazyConnect: false,
               maxRetriesPerRequest: null,
             });
-        const sub: Subscriber = { client, keys: new Map(), sharded: new Set(), connection: 0, held: [] };
+        const sub: Subscriber = {
+          client,
+          keys: new Map(),
+          sharded: new Set(),
+          connection: 0,
+          subscribed: Promise.resolve(),
+          closed: Promise.resolve(),
+        };
         client.on('error', () => undefined); // a lost message costs one fallback delay, nothing more
         const heard = (channel: string, value: string): void => this.heard(sub, index, channel, value, now());
         client.on('message', heard);
         client.on('smessage', heard);
-        // A cluster's subscriber follows several servers: its handovers count while the guard trusts the node.
-        if (!m.cluster) client.on('ready', () => this.identify(sub, index));
+        if (!m.cluster) {
+          this.unsubscribed(sub);
+          client.on('ready', () => this.identify(sub, index));
+          client.on('close', () => this.unsubscribed(sub));
+        }
         return sub;
       });
     }
@@ -357,37 +381,55 @@ export class Wakeups {
   }
 
   /**
-   * A message on a subscriber connection. A handover (it names a ticket) counts like a vote: only
-   * from a server the restart guard has vetted and trusts, known to be the one this connection
-   * reached; while that is being read the message waits. A release that frees the key only wakes a
-   * waiter, whose attempt is vetted as any.
+   * A message on a subscriber connection. A handover (it names a ticket) from a plain master counts
+   * like a vote: only from a server the restart guard has vetted and trusts, the one this connection
+   * reached. A cluster's subscriber follows several shards, so its handovers are never evidence:
+   * they only wake the waiter, whose next attempt is vetted shard by shard as any vote. A release
+   * that frees the key only wakes a waiter too.
    */
   private heard(sub: Subscriber, index: number, channel: string, message: string, arrived: number): void {
     const key = sub.keys.get(channel);
     if (key === undefined) return;
-    if (message.includes('\n') && !this.masters[index].cluster) {
-      if (sub.server === undefined) {
-        if (sub.held.push([channel, message, arrived]) > HELD_MESSAGES) sub.held.shift();
-        return;
-      }
-      if (!this.vouch(index, sub.server)) return;
-    } else if (message.includes('\n') && !this.vouch(index, undefined)) return;
+    if (!message.includes('\n')) return this.released(key, message, index, arrived);
+    if (this.masters[index].cluster) return this.released(key, message, undefined, arrived);
+    // `server` is known before this connection subscribed anything (`identify`).
+    if (sub.server === undefined || !this.vouch(index, sub.server)) return;
     this.released(key, message, index, arrived);
   }
 
+  /** A plain master's subscriber connection closed (or is not open yet): nothing is subscribed on the next one. */
+  private unsubscribed(sub: Subscriber): void {
+    sub.connection++;
+    sub.server = undefined;
+    sub.closedNow?.();
+    // Awaiters of an earlier connection's subscription keep waiting for the next one's.
+    if (!sub.subscribedNow) sub.subscribed = new Promise((resolve) => (sub.subscribedNow = resolve));
+  }
+
   /**
-   * The subscriber connection of master `index` is (again) ready: reads which server it reached with
-   * an `INFO` sent on it before it resubscribes (ioredis resubscribes after its 'ready' listeners),
-   * so that every message it then delivers is known to come from that server.
+   * The subscriber connection of plain master `index` is (again) ready: it reads which server it
+   * reached with an `INFO` before anything else is sent on it, then subscribes the keys waited for,
+   * so every message it delivers is known to come from that server. RESP2 refuses `INFO` on a
+   * subscribed connection, hence this order and no automatic resubscription.
    */
   private identify(sub: Subscriber, index: number): void {
     const connection = ++sub.connection;
     sub.server = undefined;
-    sub.held.length = 0; // heard on a connection whose server was never read
+    sub.closed = new Promise((resolve) => (sub.closedNow = resolve));
     const done = (server: string): void => {
-      if (connection !== sub.connection) return;
+      if (connection !== sub.connection) return; // that connection is gone: the next one reads its own
       sub.server = server;
-      for (const [channel, message, arrived] of sub.held.splice(0)) this.heard(sub, index, channel, message, arrived);
+      if (server === '') this.unidentified?.(index);
+      const channels = [...sub.keys.keys()];
+      const sent = channels.length > 0 ? sub.client.subscribe(...channels) : Promise.resolve();
+      void Promise.race([sent, sub.closed])
+        .catch(() => undefined)
+        .then(() => {
+          if (connection !== sub.connection) return;
+          const settle = sub.subscribedNow;
+          sub.subscribedNow = undefined;
+          settle?.();
+        });
     };
     sub.client.info('server').then(
       (info) => done(/^run_id:(\S+)/m.exec(info)?.[1] ?? ''),

@@ -108,9 +108,9 @@ describe('handover evidence counts like a vote (3 masters, restart guard on)', (
   }
 
   it('a handover from a restarted master that kept the ticket does not count before the guard vetted it', async () => {
-    // The library's own connections: the command connection (the one without an offline queue)
-    // comes back after its subscriber.
-    const retryStrategy = lateFor((options) => options.enableOfflineQueue === false);
+    // The library's own connections: the command connection (the one that would resubscribe, had it
+    // subscribed) comes back after its subscriber.
+    const retryStrategy = lateFor((options) => options.autoResubscribe !== false);
     const nodes: RedlockNode[] = set.masters.map((m, i) => ({
       host: '127.0.0.1',
       port: m.port,
@@ -214,4 +214,67 @@ describe('handover validity rests on the waiter clock (3 masters whose wall cloc
     expect(validity).toBeLessThanOrEqual(onQuorum + (t2 - t1));
     await clock.step(0);
   }, 30_000);
+});
+
+describe('handover messages count on RESP2 connections too (3 masters, restart guard on)', () => {
+  const set = useMasters(3);
+  const ttl = 2_000;
+  /** Connections on master `i` subscribed to something (CLIENT LIST shows their subscriptions). */
+  const subscribersOn = async (i: number) =>
+    String(await set.clients[i].call('CLIENT', 'LIST'))
+      .split('\n')
+      .filter((line) => / sub=[1-9]/.test(line))
+      .map((line) => /\bid=(\d+)/.exec(line)![1]);
+  const nodeOptions = () => set.masters.map((m) => ({ host: '127.0.0.1', port: m.port, protocol: 2 as const }));
+
+  // RESP2 (ioredis 5, or `protocol: 2`) refuses INFO on a subscribed connection: the subscriber must
+  // read its server before it subscribes, or every handover is ignored and the waiter sleeps its
+  // retry delay.
+  for (const [label, nodesOf, reconnect] of [
+    ['node options with protocol 2', nodeOptions, false],
+    ['app-supplied clients with protocol 2', () => set.urls.map((u) => new Redis(u, { protocol: 2 })), false],
+    ['node options with protocol 2, after every subscriber reconnected', nodeOptions, true],
+  ] as const) {
+    it(`${label}: the release hands the key over at once, not after the waiter's 10 s retry delay`, async () => {
+      const nodes: RedlockNode[] = nodesOf();
+      const apps = nodes.filter((n): n is Redis => n instanceof Redis);
+      try {
+        const resource = resourceName('resp2');
+        const { queue } = keysOf(resource);
+        const common = { nodes, restartGuard: { largestTtl: ttl } };
+        const holder = await set.redlock(common);
+        const waiter = await set.redlock({ ...common, retryDelay: 10_000, retryJitter: 0, retryCount: 3 });
+        // Fresh masters are distrusted for ttl + drift.
+        for (const r of [holder, waiter])
+          expect(await waitFor(() => r.masterStates().every((m) => m.trusted), 4 * ttl + 4_000, 50)).toBe(true);
+        // Held far longer than the test takes: only the release can free it in time.
+        const held = await holder.acquire(resource, 10_000);
+        const waiting = waiter.acquire(resource, 10_000).then((lock) => ({ lock, at: now() }));
+        waiting.catch(() => undefined);
+        // Queued on every master, and its subscriber listening on every master.
+        expect(
+          await waitFor(async () => (await Promise.all(set.clients.map((c) => c.zcard(queue)))).every((n) => n === 1)),
+        ).toBe(true);
+        expect(
+          await waitFor(async () => (await Promise.all([0, 1, 2].map(subscribersOn))).every((ids) => ids.length > 0)),
+        ).toBe(true);
+        if (reconnect) {
+          // The subscriber reads its server again, then subscribes again by itself.
+          const before = new Set((await Promise.all([0, 1, 2].map(subscribersOn))).flat());
+          for (const c of set.clients) await c.call('CLIENT', 'KILL', 'TYPE', 'pubsub');
+          const renewed = async () =>
+            (await Promise.all([0, 1, 2].map(subscribersOn))).every((ids) => ids.some((id) => !before.has(id)));
+          expect(await waitFor(renewed, 10_000)).toBe(true);
+        }
+        const releasedAt = now();
+        await held.release();
+        const { lock, at } = await waiting;
+        // Handed over by the release: well under the 10 s the waiter would otherwise sleep.
+        expect({ handedOverQuickly: at - releasedAt < 5_000 }).toEqual({ handedOverQuickly: true });
+        await lock.release();
+      } finally {
+        for (const app of apps) app.disconnect();
+      }
+    }, 40_000);
+  }
 });
