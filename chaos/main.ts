@@ -402,7 +402,9 @@ async function main(): Promise<number> {
       console.log(
         `  ${check.cycles.total} cycles, ME violations ${check.unexpectedViolations} unexpected / ${check.violations.length - check.unexpectedViolations} beyond, ` +
           `token inversions ${check.fencing.inversions.length}, stale fenced accepted ${check.fencing.staleAcceptedFenced.length} (unfenced ${check.fencing.staleAcceptedUnfenced}), ` +
-          `delivery ${check.delivery.onTime}/${check.delivery.cases}, keys left ${check.keys.afterTtl}, ${((sharedNow() - phaseStart) / 1000).toFixed(0)} s`,
+          `delivery ${check.delivery.onTime}/${check.delivery.cases}, keys left ${check.keys.afterTtl}, ` +
+          `claims ${check.claims.grants}+${check.claims.extensions} (largest overclaim ${check.claims.largestOverclaimMs.toFixed(1)} ms, over ${check.claims.over}), ` +
+          `longest idle ${check.waiting.longestIdleMs.toFixed(0)}/${check.waiting.bound} ms, ${((sharedNow() - phaseStart) / 1000).toFixed(0)} s`,
       );
       for (const p of check.problems) console.log(`  FAIL ${p.check}: ${p.count} (${p.detail})`);
       if (interrupted) return 130;

@@ -66,6 +66,8 @@ export interface PhaseResult extends PhaseHistory {
   harnessStalls?: LoopStall[];
   ttl: number;
   commandTimeout: number;
+  retryDelay?: number;
+  retryJitter?: number;
 }
 
 export async function runPhase(
@@ -208,5 +210,7 @@ export async function runPhase(
     harnessStalls,
     ttl: settings.ttl,
     commandTimeout: settings.commandTimeout,
+    retryDelay: settings.retryDelay,
+    retryJitter: settings.retryJitter,
   };
 }

@@ -1,6 +1,6 @@
 /** The report (`chaos-report.md`) and the picture (`chaos-timeline.svg`), written by hand. */
 import type { PhaseCheck } from './checker.js';
-import { windowEnd } from './checker.js';
+import { CLAIM_TOLERANCE_MS, windowEnd } from './checker.js';
 import type { PhaseResult } from './phase.js';
 import type { Settings } from './phase.js';
 
@@ -167,6 +167,29 @@ export function renderReport(rows: Row[], clock: ClockCheck, info: RunInfo, svgN
     );
   }
   L.push('');
+  L.push('## Claims and waiting');
+  L.push('');
+  L.push(
+    "Each holder's believed deadline (the clock read, then `lock.validity`, at the grant and after each extension) against the window end the masters' history gives (w(k − quorum + 1) + TTL − drift, votes of a master in its restart's amnesia window left out when the guard is on); " +
+      "and on every hot key, each waiter's time waiting while no holder's lock held the key (see Definitions).",
+  );
+  L.push('');
+  L.push(
+    '| # | fault | claims checked: grants / extensions | largest overclaim (ms) | claims over | grants on a distrusted master | idle spans checked | longest idle (ms) / bound | idle over bound | hot give-ups (busy) |',
+  );
+  L.push('|---|---|---|---|---|---|---|---|---|---|');
+  for (const { result: r, check: c } of rows) {
+    const cl = c.claims;
+    const w = c.waiting;
+    L.push(
+      `| ${r.spec.id} | ${phaseTitle(r)} | ${cl.grants.toLocaleString('en-US')} / ${cl.extensions.toLocaleString('en-US')} | ${Number.isFinite(cl.largestOverclaimMs) ? f1(cl.largestOverclaimMs) : '–'} | **${cl.over}** | **${cl.distrustedGrants}** | ${w.checked.toLocaleString('en-US')} | ${f0(w.longestIdleMs)} / ${f0(w.bound)} | **${w.over}** | ${w.giveUps} |`,
+    );
+  }
+  L.push('');
+  L.push(
+    'A negative largest overclaim is the smallest margin: every claim in that phase fell short of its window end by at least that much.',
+  );
+  L.push('');
   const excused = rows.flatMap((r) => r.check.violations.filter((v) => v.expected).map((v) => ({ r, v })));
   if (excused.length) {
     L.push('Violations excused by cause (first 8):');
@@ -257,6 +280,15 @@ export function renderReport(rows: Row[], clock: ClockCheck, info: RunInfo, svgN
     "- **Also failing the run:** a section whose value fewer than a quorum of masters ever held (grant without a majority; one short of a quorum only by masters killed -9 while its attempt ran is reported as unverifiable, not failed, since the kill drops the master's unsent MONITOR output), or that no master was seen to hold; a section that began after its bound; a signal check passed after the bound by a client that was not paused or stalled across it; an extension the library reported but no quorum of masters confirmed; " +
       "a Lua delete or renewal of a key holding another value (except on a master within two TTLs of its reload from an AOF: its keys are then reconstructed from a scan, and reloaded keys were seen with more TTL left than they had at the kill; those are reported apart); keys of a failed attempt left to expire with no cause shown (a fault on the path to that master when the others executed the release, or the attempt's client stopped, or its event loop or the harness's (which carries its traffic) measured stalled for all but one command timeout of the key's life); a lock lost with no fault and no pause of its holder, after its holder's loop could run (measured stalls subtracted) for half a TTL with no extend() attempted; lock-loss delivery more than 5 ms late unless that client was stopped or its measured event-loop stall covers all but 5 ms from the deadline to the delivery; a read of `signal.aborted` that returned false after the deadline (never excused); stale fenced writes and token inversions with no counter lost; missing tokens; " +
       "liveness probes failed (unless that client's or the harness's measured stalls left it no stretch of two command timeouts + 200 ms to run one whole attempt in) or over their bound (unless those measured stalls cover the excess: the bound counts time in which the library could act); sections a client reported but the harness did not record; register entries of no recorded section; keys left after release; acquisition errors other than busy/unavailable.",
+  );
+  L.push(
+    `- **Claims:** at the grant and after each \`extend()\` the workload reads the shared clock, then \`lock.validity\`, and records their sum: the deadline the holder believes (a stall between the two reads can only make it err low, so no stall is excused). ` +
+      "It must not pass the window end the masters' history gives by more than ${CLAIM_TOLERANCE_MS} ms (two clocks meet there): for the grant, w(k − quorum + 1) + TTL − drift over the latest write of the value on each master by the grant (no allowance for link delays: a correct library counts from before its writes); for an extension, the same over each master's renewal of the value during the call, or an earlier window end if later. " +
+      'With the restart guard on, a write by a master between its kill and a TTL − drift after its MONITOR answered again does not count: a grant whose quorum needs such a vote fails too. Overclaims fail the run even when no overlap followed.',
+  );
+  L.push(
+    '- **Waiting:** on every hot key, per client, the time it waited (from a request to its grant or give-up) while no holder held the key (a holder holds from its grant to the earlier of its settling and its window end) must stay within TTL + retry delay + jitter + commandTimeout + 1 s, that client\'s and the harness\'s measured stalls subtracted. ' +
+      'A client is excused while a fault touches it (a fault naming it, or one on the masters) until two TTLs and a second after it healed. A waiter stuck behind a free, reserved or dead-valued key fails the run. Give-ups are hot acquisitions that ended busy.',
   );
   L.push(
     '- **Fencing:** each pair of successive holders of a resource (in start order) must have strictly increasing `fencingToken`s. ' +

@@ -108,6 +108,10 @@ export function createWorkload(lib: Lib, config: WorkloadConfig, hooks: Workload
   async function body(lock: Lock, resource: string, plan: Plan): Promise<void> {
     const rec = plan.rec;
     rec.start = sharedNow();
+    // The holder's claim, before anything else: the clock first, the validity after, so that a stall
+    // between the two reads can only make the claimed deadline err low (the checker needs no excuse).
+    const claimFrom = sharedNow();
+    rec.claimedDeadline = claimFrom + lock.validity;
     rec.value = lock.value;
     rec.fencingToken = lock.fencingToken;
     // Validity first, the clock after: a preemption in between can only move the deadline later.
@@ -136,11 +140,13 @@ export function createWorkload(lib: Lib, config: WorkloadConfig, hooks: Workload
       configurable: true,
       writable: true,
       value: async (newTtl?: number) => {
-        const ext = { at: sharedNow(), ok: false };
+        const ext: SectionRecord['extensions'][number] = { at: sharedNow(), ok: false };
         rec.extensions!.push(ext);
         try {
           await extend(newTtl);
           ext.ok = true;
+          const doneAt = sharedNow();
+          Object.assign(ext, { doneAt, deadline: doneAt + lock.validity });
         } finally {
           track();
         }
