@@ -21,7 +21,7 @@ import type { PhaseResult } from './phase.js';
 import type { ClientPause, FaultBand, SectionRecord } from './types.js';
 
 /** How a key can end by a fault rather than by its holder (history.ts). */
-const FAULT_ENDS = new Set(['evicted', 'nemesis-del', 'wiped', 'foreign-release']);
+const FAULT_ENDS = new Set(['evicted', 'nemesis-del', 'wiped', 'foreign-release', 'clock-step']);
 
 /** The window the library itself reported (validity, signal): only for pictures, never for verdicts. */
 export const windowEnd = (s: SectionRecord): number => Math.min(s.end, s.abortedAt ?? Infinity, s.deadline);
@@ -389,8 +389,11 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
     const from = history.firstSeen.get(a.value) ?? a.requestedAt;
     for (const r of history.removals) {
       if (r.key !== keyOf(a) || r.value !== a.value || r.t < from || r.t > s.start) continue;
-      if ((r.cause === 'nemesis-del' || r.cause === 'evicted') && r.heldOnBefore <= quorum) {
-        return `${a.id} held the key on exactly ${r.heldOnBefore} of ${result.masterCount} masters (a bare quorum) and m${r.m + 1} lost it (${r.cause === 'evicted' ? 'evicted' : 'deleted: clock-jump stand-in'})`;
+      if (
+        (r.cause === 'nemesis-del' || r.cause === 'evicted' || r.cause === 'clock-step') &&
+        r.heldOnBefore <= quorum
+      ) {
+        return `${a.id} held the key on exactly ${r.heldOnBefore} of ${result.masterCount} masters (a bare quorum) and m${r.m + 1} lost it (${r.cause === 'evicted' ? 'evicted' : r.cause === 'clock-step' ? "expired early: that master's clock stepped forward" : 'deleted: clock-jump stand-in'})`;
       }
       if (r.cause === 'wiped' && !result.spec.guard)
         return `restart guard off: m${r.m + 1}, which held ${a.id}'s key, restarted empty`;
@@ -722,7 +725,9 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
   for (const [resource, list] of byResource) {
     if (!list[0]?.hot) continue;
     waiting.keys++;
-    const held = list.map((x) => [x.start, Math.min(x.settledAt, Math.max(claimBounds.get(x.id)!, bounds.get(x.id)!))] as const);
+    const held = list.map(
+      (x) => [x.start, Math.min(x.settledAt, Math.max(claimBounds.get(x.id)!, bounds.get(x.id)!))] as const,
+    );
     const waits = new Map<string, [number, number][]>();
     for (const x of list) waits.set(x.client, [...(waits.get(x.client) ?? []), [x.requestedAt, x.start]]);
     for (const f of result.failures)

@@ -40,8 +40,11 @@ const USAGE = `npm run chaos -- [options]
   --clients N        client processes per phase (default 4)
   --phases a,b       only these fault types: none, kill-restart, kill-delayed, master-pause,
                      client-pause, key-loss, proxy-delay, proxy-drop, proxy-cut, client-stall,
-                     slow-masters, partition, evicting-master, fsync-restart, many-clients,
-                     hot-contention (8 processes, 4 hot keys), key-loss-no-repair (quorum repair off),
+                     slow-masters, partition, evicting-master, fsync-restart, lagging-restart
+                     (killed, back with its ticket queues and no lock keys), clock-step (one master
+                     under libfaketime, stepped ±), many-clients, hot-contention (8 processes, 4 hot
+                     keys, one client's links slower than commandTimeout at times),
+                     key-loss-no-repair (quorum repair off),
                      leadership (leader election: resign, SIGKILL, SIGSTOP, hung master),
                      cluster-failover (3 Redis Clusters as nodes, shard primaries killed; chaos/cluster-phase.ts)
   --mutants          plant each bug of chaos/mutants.ts in a copy of the library and run a short
@@ -151,8 +154,10 @@ function phaseList(args: Args): PhaseSpec[] {
     ['partition', true],
     ['evicting-master', true],
     ['fsync-restart', true],
+    ['lagging-restart', true],
+    ['clock-step', true],
     ['master-pause', true, MANY_CLIENTS, 'many-clients'],
-    ['none', true, HOT_CLIENTS, 'hot-contention'],
+    ['slow-waiter', true, HOT_CLIENTS, 'hot-contention'],
   ];
   const chosen = args.phases ? all.filter(([f, , , n]) => args.phases!.includes((n ?? f) as FaultKind)) : all;
   const unknown = (args.phases ?? []).filter(

@@ -287,7 +287,7 @@ export function renderReport(rows: Row[], clock: ClockCheck, info: RunInfo, svgN
       'With the restart guard on, a write by a master between its kill and a TTL − drift after its MONITOR answered again does not count: a grant whose quorum needs such a vote fails too. Overclaims fail the run even when no overlap followed.',
   );
   L.push(
-    '- **Waiting:** on every hot key, per client, the time it waited (from a request to its grant or give-up) while no holder held the key (a holder holds from its grant to the earlier of its settling and its window end) must stay within TTL + retry delay + jitter + commandTimeout + 1 s, that client\'s and the harness\'s measured stalls subtracted. ' +
+    "- **Waiting:** on every hot key, per client, the time it waited (from a request to its grant or give-up) while no holder held the key (a holder holds from its grant to the earlier of its settling and its window end) must stay within TTL + retry delay + jitter + commandTimeout + 1 s, that client's and the harness's measured stalls subtracted. " +
       'A client is excused while a fault touches it (a fault naming it, or one on the masters) until two TTLs and a second after it healed. A waiter stuck behind a free, reserved or dead-valued key fails the run. Give-ups are hot acquisitions that ended busy.',
   );
   L.push(
