@@ -706,8 +706,8 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
   // masters' history has ended) is bounded by the settings: a holder gone silent keeps its key a TTL,
   // then a retry delay (with jitter) and one round (commandTimeout) hand it on, plus a reconnect
   // allowance. The waiter's own measured stalls and the harness's (which carry its traffic) are
-  // subtracted. A waiter is excused while a fault touches it (a band naming it, or one on the masters)
-  // and for two TTLs and a second after it healed (the restart guard's window).
+  // subtracted. A waiter is excused while a fault touches it (a band naming it, or one on a quorum of
+  // the masters) and for two TTLs and a second after it healed (the restart guard's window).
   const idleBound = ttl + (result.retryDelay ?? 0) + (result.retryJitter ?? 0) + result.commandTimeout + 1_000;
   const waiting = {
     bound: idleBound,
@@ -718,9 +718,13 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
     example: '',
     giveUps: result.failures.filter((f) => f.hot && f.kind === 'busy').length,
   };
+  // A fault on a minority of masters (no client named) excuses nobody: a quorum still answers, and a
+  // waiter must still get a free key.
   const excusedFor = (client: string) =>
     bands
-      .filter((b) => b.clients.length === 0 || b.clients.includes(client))
+      .filter((b) =>
+        b.clients.length === 0 ? b.masters.length === 0 || b.masters.length >= quorum : b.clients.includes(client),
+      )
       .map((b) => [b.start - 50, (b.healedAt || b.end || Infinity) + 2 * ttl + 1_000] as const);
   for (const [resource, list] of byResource) {
     if (!list[0]?.hot) continue;

@@ -83,6 +83,8 @@ export class MasterHistory {
   private readonly scriptArgs: (string[] | undefined)[];
   /** How far each master's wall clock is set off (libfaketime), ms: its MONITOR stamps are corrected by it. */
   private readonly clockOffset: number[];
+  /** The offsets each master's clock had lately (newest first): a line in flight across a step carries the old one. */
+  private readonly recentOffsets: number[][];
   private stopped = false;
 
   constructor(
@@ -94,6 +96,7 @@ export class MasterHistory {
     this.scriptValue = urls.map(() => undefined);
     this.scriptArgs = urls.map(() => undefined);
     this.clockOffset = urls.map(() => 0);
+    this.recentOffsets = urls.map(() => [0]);
   }
 
   /**
@@ -103,6 +106,7 @@ export class MasterHistory {
   clockSet(m: number, offsetMs: number, at = sharedNow()): void {
     const stepMs = offsetMs - this.clockOffset[m];
     this.clockOffset[m] = offsetMs;
+    this.recentOffsets[m] = [offsetMs, ...this.recentOffsets[m]].slice(0, 3);
     if (stepMs !== 0) this.events.push({ t: at, m, kind: 'clock', stepMs });
   }
 
@@ -181,10 +185,14 @@ export class MasterHistory {
     }
     if (name !== 'set' && name !== 'pexpire' && name !== 'del') return;
     if (!args.slice(1).some((a) => a.startsWith(this.prefix))) return;
+    // A line cannot describe a command run after it arrived. Across a clock step the line may carry
+    // the old offset or the new: of the offsets lately in force, the one that puts the command latest
+    // but not after its arrival (a stamp read with the wrong one lands a whole step away).
+    const arrived = sharedNow();
+    const raw = Number(time) * 1_000 - this.wallOffset;
+    const fits = this.recentOffsets[m].map((o) => raw - o).filter((t) => t <= arrived + 1);
     this.events.push({
-      // A line cannot describe a command run after it arrived (this caps a stamp from a master whose
-      // clock offset changed while the line was in flight).
-      t: Math.min(Number(time) * 1_000 - this.wallOffset - this.clockOffset[m], sharedNow()),
+      t: Math.min(fits.length ? Math.max(...fits) : raw - this.clockOffset[m], arrived),
       m,
       kind: 'cmd',
       args,

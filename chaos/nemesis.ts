@@ -3,9 +3,11 @@
  * rounds per fault type. Every fault is bounded in time and healed at the end of its round.
  */
 import { Redis } from 'ioredis';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RedisMaster } from '../tools/redis-masters.js';
 import { sharedNow } from './clock.js';
@@ -485,6 +487,12 @@ export function libfaketime(): string | undefined {
   ];
   return candidates.find((c) => c !== undefined && existsSync(c));
 }
+
+/** chaos/faketime-shim.c, from dist-chaos/chaos/ or chaos/ (tsx). */
+const SHIM_SOURCE = [
+  resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'chaos', 'faketime-shim.c'),
+  resolve(dirname(fileURLToPath(import.meta.url)), 'faketime-shim.c'),
+].find((p) => existsSync(p))!;
 
 /** The master that runs under libfaketime in the clock-step phase, and the file its offset is read from. */
 const FAKED = { master: 1, dir: '', file: '', offsetMs: 0, restartPlain: false };
@@ -1130,11 +1138,19 @@ export async function setUpMasters(fault: FaultKind, cluster: Cluster): Promise<
     const lib = libfaketime();
     if (!lib) throw new Error('the clock-step phase needs libfaketime (Debian package `faketime`)');
     FAKED.dir = mkdtempSync(join(tmpdir(), 'chaos-faketime-'));
+    // Redis's jemalloc deadlocks under libfaketime alone: a small preload answers its start-up calls
+    // (chaos/faketime-shim.c, compiled here with the system C compiler).
+    const shim = join(FAKED.dir, 'faketime-shim.so');
+    try {
+      execFileSync('cc', ['-shared', '-fPIC', '-O2', '-o', shim, SHIM_SOURCE, '-ldl', '-lpthread'], { stdio: 'pipe' });
+    } catch (error) {
+      throw new Error(`the clock-step phase compiles chaos/faketime-shim.c with cc, which failed: ${String(error)}`);
+    }
     FAKED.file = join(FAKED.dir, 'offset');
     FAKED.offsetMs = 0;
     writeFileSync(FAKED.file, '+0s\n');
     const env = {
-      LD_PRELOAD: lib,
+      LD_PRELOAD: `${shim}:${lib}`,
       FAKETIME_TIMESTAMP_FILE: FAKED.file,
       FAKETIME_NO_CACHE: '1',
       FAKETIME_DONT_FAKE_MONOTONIC: '1',

@@ -288,7 +288,7 @@ export function renderReport(rows: Row[], clock: ClockCheck, info: RunInfo, svgN
   );
   L.push(
     "- **Waiting:** on every hot key, per client, the time it waited (from a request to its grant or give-up) while no holder held the key (a holder holds from its grant to the earlier of its settling and its window end) must stay within TTL + retry delay + jitter + commandTimeout + 1 s, that client's and the harness's measured stalls subtracted. " +
-      'A client is excused while a fault touches it (a fault naming it, or one on the masters) until two TTLs and a second after it healed. A waiter stuck behind a free, reserved or dead-valued key fails the run. Give-ups are hot acquisitions that ended busy.',
+      'A client is excused while a fault touches it (a fault naming it, or one on a quorum of the masters: a fault on a minority excuses nobody) until two TTLs and a second after it healed. A waiter stuck behind a free, reserved or dead-valued key fails the run. Give-ups are hot acquisitions that ended busy.',
   );
   L.push(
     '- **Fencing:** each pair of successive holders of a resource (in start order) must have strictly increasing `fencingToken`s. ' +
