@@ -555,48 +555,58 @@ export const schedules: Record<FaultKind, (ctx: NemesisContext) => Promise<Fault
   /**
    * A lagging restart: a master holding a fresh hot lock is killed while lock writes flow and comes
    * back as an AOF with \`appendfsync everysec\` or an older snapshot would bring it: the handoff's
-   * queues (ticket orders and leases) as they were, the lock keys lost. Variant 1 restores queues
-   * dumped one TTL before the kill (an older snapshot: tickets since withdrawn come back).
+   * queues (ticket orders and leases) as they were, the lock keys lost. Odd variants restore queues
+   * dumped one TTL before the kill (an older snapshot: tickets since withdrawn or expired come back);
+   * variants 2 and 3 restart three of the holder's masters at once (the restart guard's case).
    */
   async 'lagging-restart'(ctx) {
     const older = ctx.variant % 2 === 1;
+    const majority = ctx.variant % 4 >= 2;
     const found = await freshHolder(ctx, 3, ctx.ttl * 0.7, 2_000);
-    const victim = found ? pick(found.holders) : pick(range(ctx.cluster.size));
+    const victims = (
+      majority
+        ? shuffled(found?.holders ?? range(ctx.cluster.size)).slice(0, 3)
+        : [found ? pick(found.holders) : pick(range(ctx.cluster.size))]
+    ).sort();
     const pattern = `lock:${ctx.phase}:*`;
-    let queues = await dumpQueues(ctx.cluster.inspector, victim, pattern);
+    const dumpAll = () => Promise.all(victims.map((m) => dumpQueues(ctx.cluster.inspector, m, pattern)));
+    let queues = await dumpAll();
     if (older) await sleep(ctx.ttl);
-    else queues = await dumpQueues(ctx.cluster.inspector, victim, pattern);
+    else queues = await dumpAll();
     const b = openBand(
       ctx,
       'lagging-restart',
-      older ? 'older snapshot' : 'last second lost',
-      `${names([victim])} killed -9, back with ${queues.length} queue keys ${older ? 'of one TTL before' : 'of the kill'} and no lock keys${found ? ` (a fresh lock there was on ${found.holders.length} of ${ctx.cluster.size})` : ''}`,
-      [victim],
+      `${majority ? 'majority' : 'single'}, ${older ? 'older snapshot' : 'last second lost'}`,
+      `${names(victims)} killed -9, back with ${queues.map((q) => q.length).join('/')} queue keys ${older ? 'of one TTL before' : 'of the kill'} and no lock keys${found ? ` (a fresh lock there was on ${found.holders.length} of ${ctx.cluster.size})` : ''}`,
+      victims,
       [],
     );
-    b.band.restarted = [victim];
+    b.band.restarted = victims;
     b.band.heldOn = found?.holders.length;
     b.band.killedAt = sharedNow();
-    const proxy = ctx.cluster.farm.proxies[victim];
-    proxy.setDoorClosed(true);
+    for (const m of victims) ctx.cluster.farm.proxies[m].setDoorClosed(true);
     let restartAt = sharedNow();
     try {
-      await ctx.cluster.masters[victim].kill();
-      ctx.cluster.history?.wiped(victim);
+      await Promise.all(victims.map((m) => ctx.cluster.masters[m].kill()));
+      for (const m of victims) ctx.cluster.history?.wiped(m);
       restartAt = sharedNow();
-      await ctx.cluster.masters[victim].restart();
-      await ctx.cluster.history?.attach(victim);
-      const c = ctx.cluster.inspector.clients[victim];
-      for (let i = 0; i < 60; i++) {
-        if ((await c.ping().catch(() => undefined)) === 'PONG') break;
-        await sleep(10);
-      }
-      for (const q of queues) await c.restore(q.key, q.pttl, q.dump, 'REPLACE').catch(() => undefined);
+      await Promise.all(victims.map((m) => ctx.cluster.masters[m].restart()));
+      await Promise.all(
+        victims.map(async (m, i) => {
+          await ctx.cluster.history?.attach(m);
+          const c = ctx.cluster.inspector.clients[m];
+          for (let n = 0; n < 60; n++) {
+            if ((await c.ping().catch(() => undefined)) === 'PONG') break;
+            await sleep(10);
+          }
+          for (const q of queues[i]) await c.restore(q.key, q.pttl, q.dump, 'REPLACE').catch(() => undefined);
+        }),
+      );
     } finally {
-      proxy.setDoorClosed(false);
+      for (const m of victims) ctx.cluster.farm.proxies[m].setDoorClosed(false);
     }
     b.ended();
-    watchUptime(ctx, b.band, [victim], restartAt);
+    watchUptime(ctx, b.band, victims, restartAt);
     return b.healed();
   },
 

@@ -38,7 +38,8 @@ const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replac
 
 const FAULT_TITLES: Record<string, string> = {
   none: 'no fault (baseline)',
-  'hot-contention': 'hot contention (no fault; 4 hot keys, 3 hot workers per process, 1–3 ms holds, no cold workers)',
+  'hot-contention':
+    "hot contention with a slow first waiter (4 hot keys, 3 hot workers per process, 1–3 ms holds, no cold workers; one client's links slower than commandTimeout in each round)",
   'key-loss-no-repair': 'lock key lost on one master (clock-jump stand-in), quorum repair OFF (baseline)',
   'many-clients': 'master pause (SIGSTOP/SIGCONT)',
   'kill-restart': 'master kill -9 + immediate restart (no persistence)',
@@ -54,6 +55,10 @@ const FAULT_TITLES: Record<string, string> = {
   partition: 'partitions splitting the clients into groups',
   'evicting-master': 'evicting master under memory pressure (maxmemory, volatile-lru; allowEvictingMasters)',
   'fsync-restart': 'master kill -9, restart from its AOF (appendfsync everysec)',
+  'lagging-restart':
+    'lagging restart: master(s) kill -9 while lock writes flow, back with their ticket queues (at the kill, or one TTL older) and no lock keys',
+  'clock-step': 'master clock steps (one master under libfaketime: ±1.5 s, ±0.4 s)',
+  'slow-waiter': "slow first waiter (one client's links slower than commandTimeout)",
 };
 
 export function phaseTitle(r: PhaseResult): string {
