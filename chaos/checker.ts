@@ -460,11 +460,13 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
       releasedAt.set(e.sv, Math.min(releasedAt.get(e.sv) ?? Infinity, e.t));
   }
   /** A fault on the path from one of `owners` to master `m` during [from, to]: the master itself, or that client's links. */
+  // A restarted master is reached again only after each client reconnects (the library's back-off is
+  // capped at 1 s; an app-supplied client re-sends commands that were in flight): a second more.
   const faultOnPath = (m: number, owners: string[], from: number, to: number) =>
     bands.some(
       (b) =>
         b.start - 50 <= to &&
-        from <= (b.healedAt || b.end || Infinity) + 50 &&
+        from <= (b.healedAt || b.end || Infinity) + (b.restarted.length ? 1_000 : 50) &&
         (b.clients.length === 0 ? b.masters.includes(m) : owners.some((c) => b.clients.includes(c))),
     );
   const ownersOf = (key: string, t: number): string[] => [

@@ -41,7 +41,10 @@ const USAGE = `npm run chaos -- [options]
   --phases a,b       only these fault types: none, kill-restart, kill-delayed, master-pause,
                      client-pause, key-loss, proxy-delay, proxy-drop, proxy-cut, client-stall,
                      slow-masters, partition, evicting-master, fsync-restart, lagging-restart
-                     (killed, back with its ticket queues and no lock keys), clock-step (one master
+                     (killed, back with its ticket queues and no lock keys), subscriber-restart
+                     (the same, hot keys; c1 c2 hand the library their own clients with a jittered
+                     retryStrategy, so subscribers come back before command connections at times),
+                     clock-step (one master
                      under libfaketime, stepped ±), many-clients, hot-contention (8 processes, 4 hot
                      keys, one client's links slower than commandTimeout at times),
                      key-loss-no-repair (quorum repair off),
@@ -49,7 +52,7 @@ const USAGE = `npm run chaos -- [options]
                      cluster-failover (3 Redis Clusters as nodes, shard primaries killed; chaos/cluster-phase.ts)
   --mutants          plant each bug of chaos/mutants.ts in a copy of the library and run a short
                      pass on each; exits 1 unless every one is caught (report: mutants-report.md)
-  --mutant NAME      only this mutant (with --mutants)
+  --mutant A,B       only these mutants (with --mutants)
   --out DIR          where to write chaos-report.md and chaos-timeline.svg
   --help`;
 
@@ -155,6 +158,7 @@ function phaseList(args: Args): PhaseSpec[] {
     ['evicting-master', true],
     ['fsync-restart', true],
     ['lagging-restart', true],
+    ['lagging-restart', true, undefined, 'subscriber-restart'],
     ['clock-step', true],
     ['master-pause', true, MANY_CLIENTS, 'many-clients'],
     ['slow-waiter', true, HOT_CLIENTS, 'hot-contention'],
@@ -193,16 +197,20 @@ function phaseList(args: Args): PhaseSpec[] {
         ? HOT_SETTINGS
         : clients
           ? { hotWorkers: 1, coldWorkers: 1 }
-          : fault === 'key-loss'
-            ? { hotLongShare: 0.25 } // each client's first hot worker always waits on the long-hold key: contenders for the reconnected holder
-            : undefined,
+          : name === 'subscriber-restart'
+            ? { ...HOT_SETTINGS, userClients: ['c1', 'c2'] }
+            : fault === 'key-loss'
+              ? { hotLongShare: 0.25 } // each client's first hot worker always waits on the long-hold key: contenders for the reconnected holder
+              : undefined,
     lib: name === 'key-loss-no-repair' ? noRepair : undefined,
     variants:
       fault === 'kill-restart'
         ? [3, 0, 1, 2] // the long holder's majority first: the round a guard that trusts restarted masters fails
-        : fault === 'key-loss'
-          ? [2, 0, 2, 1] // quorum repair's case in every other round: the one the baseline without repair is compared on
-          : undefined,
+        : name === 'subscriber-restart'
+          ? [0, 2] // queues as at the kill, one master then three
+          : fault === 'key-loss'
+            ? [2, 0, 2, 1] // quorum repair's case in every other round: the one the baseline without repair is compared on
+            : undefined,
   }));
 }
 
@@ -239,7 +247,7 @@ function compileCopies(copies: Mutant[]): string[] {
 
 /** One short phase per planted bug, each with its own compiled copy of the library. */
 function mutantPhases(args: Args): PhaseSpec[] {
-  const chosen = MUTANTS.filter((m) => !args.mutant || m.name === args.mutant);
+  const chosen = MUTANTS.filter((m) => !args.mutant || args.mutant.split(',').includes(m.name));
   if (chosen.length === 0)
     throw new Error(`unknown mutant ${args.mutant}; known: ${MUTANTS.map((m) => m.name).join(', ')}`);
   const libs = compileCopies(chosen); // throws if a patch no longer applies
@@ -470,7 +478,8 @@ async function main(): Promise<number> {
       console.log(
         `  ${v.caughtBy.length ? 'caught' : 'MISSED'} ${v.mutant.name}${v.caughtBy.length ? `: ${v.caughtBy.map((p) => `${p.check} (${p.count})`).join(', ')}` : ''}`,
       );
-    return missed.length || verdicts.length < MUTANTS.filter((m) => !args.mutant || m.name === args.mutant).length
+    return missed.length ||
+      verdicts.length < MUTANTS.filter((m) => !args.mutant || args.mutant.split(',').includes(m.name)).length
       ? 1
       : 0;
   }

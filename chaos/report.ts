@@ -57,6 +57,8 @@ const FAULT_TITLES: Record<string, string> = {
   'fsync-restart': 'master kill -9, restart from its AOF (appendfsync everysec)',
   'lagging-restart':
     'lagging restart: master(s) kill -9 while lock writes flow, back with their ticket queues (at the kill, or one TTL older) and no lock keys',
+  'subscriber-restart':
+    'lagging restart on hot keys, c1 c2 with app-supplied ioredis clients (jittered retryStrategy: subscriber and command connections come back in either order)',
   'clock-step': 'master clock steps (one master under libfaketime: ±1.5 s, ±0.4 s)',
   'slow-waiter': "slow first waiter (one client's links slower than commandTimeout)",
 };
