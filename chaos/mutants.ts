@@ -238,7 +238,7 @@ export function writeMutant(mutant: Mutant, libDir: string, outDir: string): voi
     const count = text.split(p.find).length - 1;
     if (count !== 1) {
       throw new Error(
-        `mutant ${mutant.name}: the patch for lib/${p.file} found its text ${count} times (expected exactly once); the library changed, update chaos/mutants.ts:\n${p.find}`,
+        `mutant ${mutant.name} (${mutant.bug}): the patch for lib/${p.file} found its text ${count} times (expected exactly once); the library changed: re-anchor this patch in chaos/mutants.ts on the line that now does the same thing. It looked for:\n${p.find}`,
       );
     }
     writeFileSync(
