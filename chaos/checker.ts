@@ -278,16 +278,14 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
     unrecorded.push({ m: w.m, from: w.t - 100, to: back?.t ?? Infinity });
   }
   let unconfirmedExtensions = 0;
-  // A master restarted (killed, then back empty or from its AOF) is in its amnesia window from the kill
-  // until a TTL − drift after its MONITOR answered again (the clients reach it only after that): with
-  // the restart guard on, no vote it casts then may count.
+  // A master killed (back empty or from its AOF) is in its amnesia window from the kill until TTL −
+  // drift after it: a key it forgot may live that long elsewhere. With the restart guard on, no vote
+  // it casts then may count (the guard waits longer still: the largest TTL plus drift from the new
+  // server's start, which comes after the kill).
   const amnesia: { m: number; from: number; to: number }[] = [];
   if (result.spec.guard)
-    for (const e of result.masterEvents ?? []) {
-      if (e.kind !== 'wipe') continue;
-      const back = (result.masterEvents ?? []).find((x) => x.kind === 'attached' && x.m === e.m && x.t >= e.t);
-      amnesia.push({ m: e.m, from: e.t, to: (back?.t ?? Infinity) + validity - CLAIM_TOLERANCE_MS });
-    }
+    for (const e of result.masterEvents ?? [])
+      if (e.kind === 'wipe') amnesia.push({ m: e.m, from: e.t, to: e.t + validity - CLAIM_TOLERANCE_MS });
   const distrusted = (m: number, t: number) => amnesia.some((a) => a.m === m && a.from <= t && t <= a.to);
   const claimsChecked = { grant: 0, extend: 0 };
   const claims = { over: 0, largestOverclaimMs: -Infinity, example: '' };

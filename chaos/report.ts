@@ -291,7 +291,7 @@ export function renderReport(rows: Row[], clock: ClockCheck, info: RunInfo, svgN
   L.push(
     `- **Claims:** at the grant and after each \`extend()\` the workload reads the shared clock, then \`lock.validity\`, and records their sum: the deadline the holder believes (a stall between the two reads can only make it err low, so no stall is excused). ` +
       `It must not pass the window end the masters' history gives by more than ${CLAIM_TOLERANCE_MS} ms (two clocks meet there): for the grant, w(k − quorum + 1) + TTL − drift over the latest write of the value on each master by the grant (no allowance for link delays: a correct library counts from before its writes); for an extension, the same over each master's renewal of the value during the call, or an earlier window end if later. ` +
-      'With the restart guard on, a write by a master between its kill and a TTL − drift after its MONITOR answered again does not count: a grant whose quorum needs such a vote fails too. Overclaims fail the run even when no overlap followed.',
+      'With the restart guard on, a write by a master between its kill and TTL − drift after it does not count: a grant whose quorum needs such a vote fails too. Overclaims fail the run even when no overlap followed.',
   );
   L.push(
     "- **Waiting:** on every hot key, per client, the time it waited (from a request to its grant or give-up) while no holder held the key (a holder holds from its grant to the earlier of its settling and its window end) must stay within TTL + retry delay + jitter + commandTimeout + 1 s, that client's and the harness's measured stalls subtracted. " +
