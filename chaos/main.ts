@@ -36,7 +36,7 @@ const ROOT = resolve(HERE, '..', '..');
 
 const USAGE = `npm run chaos -- [options]
   --quick            short phases (8 s each), report written to dist-chaos/ (not chaos/)
-  --seconds N        seconds of faults per phase (default 12; quick 8)
+  --seconds N        seconds of faults per phase (default 10; quick 8)
   --clients N        client processes per phase (default 4)
   --phases a,b       only these fault types: none, kill-restart, kill-delayed, master-pause,
                      client-pause, key-loss, proxy-delay, proxy-drop, proxy-cut, client-stall,
@@ -98,9 +98,10 @@ function parseArgs(argv: string[]): Args {
       process.exit(0);
     } else throw new Error(`unknown option ${a}\n${USAGE}`);
   }
-  // 12 s of faults per phase keeps the whole run (22 phases, leadership, clusters, shared locks) under
-  // 15 minutes on a 2-core machine; each phase also has start-up, probes and scans around it.
-  args.seconds ||= args.mutants ? 8 : args.quick ? 8 : 12;
+  // 10 s of faults per phase keeps the whole run (22 phases, leadership, clusters, shared locks) near
+  // 13 minutes on a 2-core machine (12 s took 14.8 min); each phase also has start-up, probes and
+  // scans around it.
+  args.seconds ||= args.mutants ? 8 : args.quick ? 8 : 10;
   args.out ||= args.quick || args.phases ? join(ROOT, 'dist-chaos') : join(ROOT, 'docs', 'evidence');
   if (!(args.clients >= 2 && args.clients <= 24)) throw new Error('--clients must be 2..24');
   return args;
@@ -441,7 +442,7 @@ async function main(): Promise<number> {
     }
     if (!args.mutants && (!args.phases || args.phases.includes('cluster-failover' as FaultKind))) {
       // Each failover takes a few seconds and is followed by the guard's TTL: a phase of several.
-      clusterPhase = await runClusterPhase({ seconds: Math.max(args.seconds, 40), log: (line) => console.log(line) });
+      clusterPhase = await runClusterPhase({ seconds: Math.max(args.seconds, 30), log: (line) => console.log(line) });
     }
   } finally {
     for (const c of live) c.kill();
