@@ -210,7 +210,7 @@ function phaseList(args: Args): PhaseSpec[] {
       fault === 'kill-restart'
         ? [3, 0, 1, 2] // the long holder's majority first: the round a guard that trusts restarted masters fails
         : name === 'subscriber-restart'
-          ? [0, 2] // queues as at the kill, one master then three
+          ? [4, 0, 2] // three masters back whole, then one and three with their queues only
           : fault === 'key-loss'
             ? [2, 0, 2, 1] // quorum repair's case in every other round: the one the baseline without repair is compared on
             : undefined,

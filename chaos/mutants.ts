@@ -187,10 +187,11 @@ export const MUTANTS: Mutant[] = [
         replace: 'const trusted = (i: number): boolean => i >= 0;',
       },
     ],
-    // A fresh holder's masters killed (one, then three) and back with their ticket queues, no lock
-    // keys; two clients hand the library their own clients with a jittered retryStrategy, so their
-    // subscribers may hear the restarted server before their command connections do.
-    phase: { fault: 'lagging-restart', guard: true, variants: [0, 2], settings: { ...HOT, userClients: ['c1', 'c2'] } },
+    // Three of a fresh holder's masters killed and back with all their keys (then with their queues
+    // only): the holder's release hands the key on there while the guard still distrusts them. Two
+    // clients hand the library their own clients with a jittered retryStrategy, so their subscribers
+    // may hear the restarted servers before their command connections do.
+    phase: { fault: 'lagging-restart', guard: true, variants: [4, 2], settings: { ...HOT, userClients: ['c1', 'c2'] } },
   },
   // Waiting: queue bookkeeping that strands a free key.
   {

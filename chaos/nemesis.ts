@@ -510,18 +510,25 @@ async function dumpQueues(
   inspector: Inspector,
   m: number,
   pattern: string,
-): Promise<{ key: string; pttl: number; dump: Buffer }[]> {
+  withLockKeys = false,
+): Promise<{ key: string; pttl: number; dump: Buffer; value?: string }[]> {
   const c = inspector.clients[m];
-  const out: { key: string; pttl: number; dump: Buffer }[] = [];
+  const out: { key: string; pttl: number; dump: Buffer; value?: string }[] = [];
   try {
     let cursor = '0';
     do {
       const [next, keys] = await c.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
       cursor = next;
       for (const key of keys) {
-        if ((await c.type(key)) === 'string') continue;
-        const [dump, pttl] = await Promise.all([c.dumpBuffer(key), c.pttl(key)]);
-        if (dump) out.push({ key, pttl: pttl > 0 ? pttl : 0, dump });
+        const string = (await c.type(key)) === 'string';
+        if (string && !withLockKeys) continue;
+        const [dump, pttl, value] = await Promise.all([
+          c.dumpBuffer(key),
+          c.pttl(key),
+          string ? c.get(key) : Promise.resolve(undefined),
+        ]);
+        if (dump && (!string || pttl > 0))
+          out.push({ key, pttl: pttl > 0 ? pttl : 0, dump, value: value ?? undefined });
       }
     } while (cursor !== '0');
   } catch {
@@ -560,8 +567,11 @@ export const schedules: Record<FaultKind, (ctx: NemesisContext) => Promise<Fault
    * variants 2 and 3 restart three of the holder's masters at once (the restart guard's case).
    */
   async 'lagging-restart'(ctx) {
-    const older = ctx.variant % 2 === 1;
-    const majority = ctx.variant % 4 >= 2;
+    // Variant 4: three of the holder's masters restart and lose nothing (their lock keys come back
+    // too): only the restart guard keeps their votes and handovers out for a TTL.
+    const whole = ctx.variant % 5 === 4;
+    const older = !whole && ctx.variant % 2 === 1;
+    const majority = whole || ctx.variant % 4 >= 2;
     const found = await freshHolder(ctx, 3, ctx.ttl * 0.7, 2_000);
     const victims = (
       majority
@@ -569,15 +579,15 @@ export const schedules: Record<FaultKind, (ctx: NemesisContext) => Promise<Fault
         : [found ? pick(found.holders) : pick(range(ctx.cluster.size))]
     ).sort();
     const pattern = `lock:${ctx.phase}:*`;
-    const dumpAll = () => Promise.all(victims.map((m) => dumpQueues(ctx.cluster.inspector, m, pattern)));
+    const dumpAll = () => Promise.all(victims.map((m) => dumpQueues(ctx.cluster.inspector, m, pattern, whole)));
     let queues = await dumpAll();
     if (older) await sleep(ctx.ttl);
     else queues = await dumpAll();
     const b = openBand(
       ctx,
       'lagging-restart',
-      `${majority ? 'majority' : 'single'}, ${older ? 'older snapshot' : 'last second lost'}`,
-      `${names(victims)} killed -9, back with ${queues.map((q) => q.length).join('/')} queue keys ${older ? 'of one TTL before' : 'of the kill'} and no lock keys${found ? ` (a fresh lock there was on ${found.holders.length} of ${ctx.cluster.size})` : ''}`,
+      `${majority ? 'majority' : 'single'}, ${whole ? 'nothing lost' : older ? 'older snapshot' : 'last second lost'}`,
+      `${names(victims)} killed -9, back with ${queues.map((q) => q.length).join('/')} ${whole ? 'keys (lock keys too)' : 'queue keys'} ${older ? 'of one TTL before' : 'of the kill'}${whole ? '' : ' and no lock keys'}${found ? ` (a fresh lock there was on ${found.holders.length} of ${ctx.cluster.size})` : ''}`,
       victims,
       [],
     );
@@ -599,7 +609,11 @@ export const schedules: Record<FaultKind, (ctx: NemesisContext) => Promise<Fault
             if ((await c.ping().catch(() => undefined)) === 'PONG') break;
             await sleep(10);
           }
-          for (const q of queues[i]) await c.restore(q.key, q.pttl, q.dump, 'REPLACE').catch(() => undefined);
+          for (const q of queues[i]) {
+            await c.restore(q.key, q.pttl, q.dump, 'REPLACE').catch(() => undefined);
+            // A lock key brought back: the history's model of that master starts from it.
+            if (q.value !== undefined) ctx.cluster.history?.reloaded(m, q.key, q.value, q.pttl, sharedNow());
+          }
         }),
       );
     } finally {
@@ -1230,7 +1244,9 @@ async function deleteJunk(client: Redis, pattern: string): Promise<void> {
 
 /** How long after a round the run stays quiet before the next one (ms), so that its effects are seen. */
 export function quietAfter(kind: FaultKind, ttl: number, guard: boolean): number {
-  if (kind === 'lagging-restart' && guard) return 2_000 + ttl;
+  // Long enough after the restart guard's window (about two TTLs and a second) for a key the restored
+  // queues strand to show as a waiter idle past its bound.
+  if (kind === 'lagging-restart') return 3_000 + 4 * ttl;
   if ((kind === 'kill-restart' || kind === 'kill-delayed') && guard) return 2_000 + ttl; // the guard's window (uptime is counted in whole seconds)
   return Math.round(ttl * 1.5);
 }
