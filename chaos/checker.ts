@@ -737,10 +737,12 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
     for (const f of result.failures)
       if (f.resource === resource) waits.set(f.client, [...(waits.get(f.client) ?? []), [f.requestedAt, f.failedAt]]);
     for (const [client, spans] of waits) {
-      const gaps = subtract(union(spans.map(([a, b]) => [Math.max(a, result.runFrom), Math.min(b, result.runTo)])), [
-        ...held,
-        ...excusedFor(client),
-      ]);
+      // A worker that gave up asks again at once: its waits join across that instant (100 ms).
+      const waited = union(
+        spans.map(([a, b]) => [Math.max(a, result.runFrom), Math.min(b, result.runTo)]),
+        100,
+      );
+      const gaps = subtract(waited, [...held, ...excusedFor(client)]);
       for (const [a, b] of gaps) {
         waiting.checked++;
         const idle = unstalledMs(pathStalls, client, a, b);
@@ -950,13 +952,13 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
   };
 }
 
-/** The union of intervals, sorted and merged. */
-export function union(spans: readonly (readonly [number, number])[]): [number, number][] {
+/** The union of intervals, sorted and merged (also across gaps of at most `bridge` ms). */
+export function union(spans: readonly (readonly [number, number])[], bridge = 0): [number, number][] {
   const sorted = spans.filter(([a, b]) => b > a).sort((x, y) => x[0] - y[0]);
   const out: [number, number][] = [];
   for (const [a, b] of sorted) {
     const last = out[out.length - 1];
-    if (last && a <= last[1]) last[1] = Math.max(last[1], b);
+    if (last && a <= last[1] + bridge) last[1] = Math.max(last[1], b);
     else out.push([a, b]);
   }
   return out;

@@ -259,7 +259,7 @@ function mutantPhases(args: Args): PhaseSpec[] {
     fault: m.phase.fault,
     guard: m.phase.guard,
     fencing: true,
-    seconds: args.seconds,
+    seconds: Math.max(args.seconds, m.phase.seconds ?? 0),
     title: m.phase.fault,
     lib: libs[i],
     mutant: m.name,

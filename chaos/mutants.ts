@@ -15,7 +15,15 @@ export interface Mutant {
   /** Edits to files under lib/: `find` must occur exactly once. */
   patches: { file: string; find: string; replace: string }[];
   /** The short chaos pass that should catch it: fault type, restart guard. */
-  phase: { fault: FaultKind; guard: boolean; variants?: number[]; ttl?: number; settings?: Partial<Settings> };
+  phase: {
+    fault: FaultKind;
+    guard: boolean;
+    variants?: number[];
+    ttl?: number;
+    settings?: Partial<Settings>;
+    /** Seconds of faults when the run's (8) are too few for the bug to show. */
+    seconds?: number;
+  };
 }
 
 /** Hot contention without long holds (as the hot-contention phase, with the run's client count). */
@@ -205,7 +213,8 @@ export const MUTANTS: Mutant[] = [
       },
     ],
     // Queues of one TTL before restored on three masters: tickets long gone come back first.
-    phase: { fault: 'lagging-restart', guard: true, variants: [3], settings: HOT },
+    // 14 s: a key stranded after the restart guard's window must outlast the waiting bound.
+    phase: { fault: 'lagging-restart', guard: true, variants: [3], settings: HOT, seconds: 14 },
   },
 ];
 

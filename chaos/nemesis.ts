@@ -596,6 +596,7 @@ export const schedules: Record<FaultKind, (ctx: NemesisContext) => Promise<Fault
     b.band.killedAt = sharedNow();
     for (const m of victims) ctx.cluster.farm.proxies[m].setDoorClosed(true);
     let restartAt = sharedNow();
+    let restored = 0;
     try {
       await Promise.all(victims.map((m) => ctx.cluster.masters[m].kill()));
       for (const m of victims) ctx.cluster.history?.wiped(m);
@@ -610,7 +611,14 @@ export const schedules: Record<FaultKind, (ctx: NemesisContext) => Promise<Fault
             await sleep(10);
           }
           for (const q of queues[i]) {
-            await c.restore(q.key, q.pttl, q.dump, 'REPLACE').catch(() => undefined);
+            // Queue keys live a ticket lease (under a second) and the clients need up to a second to
+            // reconnect: restored with the dump's TTL they would expire before any client came back,
+            // where a quick AOF load keeps them. They get the time the master was away, and a second.
+            const pttl = Math.round(q.value === undefined ? q.pttl + (sharedNow() - b.band.killedAt!) + 1_000 : q.pttl);
+            await c.restore(q.key, pttl, q.dump, 'REPLACE').then(
+              () => restored++,
+              () => undefined,
+            );
             // A lock key brought back: the history's model of that master starts from it.
             if (q.value !== undefined) ctx.cluster.history?.reloaded(m, q.key, q.value, q.pttl, sharedNow());
           }
@@ -619,6 +627,7 @@ export const schedules: Record<FaultKind, (ctx: NemesisContext) => Promise<Fault
     } finally {
       for (const m of victims) ctx.cluster.farm.proxies[m].setDoorClosed(false);
     }
+    b.band.label += ` (${restored} keys restored)`;
     b.ended();
     watchUptime(ctx, b.band, victims, restartAt);
     return b.healed();
