@@ -182,14 +182,14 @@ export function renderReport(rows: Row[], clock: ClockCheck, info: RunInfo, svgN
   );
   L.push('');
   L.push(
-    '| # | fault | claims checked: grants / extensions | largest overclaim (ms) | claims over | grants on a distrusted master | idle spans checked | longest idle (ms) / bound | idle over bound | hot give-ups (busy) |',
+    '| # | fault | claims checked: grants / extensions | largest overclaim (ms) | claims over | grants on a distrusted master | idle spans checked | longest idle (ms) / bound | most idle in 2 × bound (ms) | idle over bound | hot give-ups (busy) |',
   );
-  L.push('|---|---|---|---|---|---|---|---|---|---|');
+  L.push('|---|---|---|---|---|---|---|---|---|---|---|');
   for (const { result: r, check: c } of rows) {
     const cl = c.claims;
     const w = c.waiting;
     L.push(
-      `| ${r.spec.id} | ${phaseTitle(r)} | ${cl.grants.toLocaleString('en-US')} / ${cl.extensions.toLocaleString('en-US')} | ${Number.isFinite(cl.largestOverclaimMs) ? f1(cl.largestOverclaimMs) : '–'} | **${cl.over}** | **${cl.distrustedGrants}** | ${w.checked.toLocaleString('en-US')} | ${f0(w.longestIdleMs)} / ${f0(w.bound)} | **${w.over}** | ${w.giveUps} |`,
+      `| ${r.spec.id} | ${phaseTitle(r)} | ${cl.grants.toLocaleString('en-US')} / ${cl.extensions.toLocaleString('en-US')} | ${Number.isFinite(cl.largestOverclaimMs) ? f1(cl.largestOverclaimMs) : '–'} | **${cl.over}** | **${cl.distrustedGrants}** | ${w.checked.toLocaleString('en-US')} | ${f0(w.longestIdleMs)} / ${f0(w.bound)} | ${f0(w.longestIdleShareMs)} | **${w.over}** | ${w.giveUps} |`,
     );
   }
   L.push('');
@@ -295,7 +295,7 @@ export function renderReport(rows: Row[], clock: ClockCheck, info: RunInfo, svgN
   );
   L.push(
     "- **Waiting:** on every hot key, per client, the time it waited (from a request to its grant or give-up) while no holder held the key (a holder holds from its grant to the earlier of its settling and its window end) must stay within TTL + retry delay + jitter + commandTimeout + 1 s, that client's and the harness's measured stalls subtracted. " +
-      'A client is excused while a fault touches it (a fault naming it, or one on a quorum of the masters: a fault on a minority excuses nobody) until two TTLs and a second after it healed. A waiter stuck behind a free, reserved or dead-valued key fails the run. Give-ups are hot acquisitions that ended busy.',
+      'A client is excused while a fault touches it (a fault naming it, or one on a quorum of the masters: a fault on a minority excuses nobody) until two TTLs and a second after it healed. Idle spans of over half a TTL may not add up to more than the bound within any stretch of twice the bound either (a key stranded but granted now and then). A waiter stuck behind a free, reserved or dead-valued key fails the run. Give-ups are hot acquisitions that ended busy.',
   );
   L.push(
     '- **Fencing:** each pair of successive holders of a resource (in start order) must have strictly increasing `fencingToken`s. ' +

@@ -168,6 +168,39 @@ describe('waiting', () => {
     expect(failed(slow)).toContain('waiter idle past its bound');
   });
 
+  it('a key stranded but granted now and then (gaps each under the bound) fails by its idle share', () => {
+    // c1 holds briefly every 1,300 ms from 1,010; c2 waits from 1,020 to 6,300 between them.
+    const grants = [1_010, 2_310, 3_610, 4_910, 6_210].map((t, i) =>
+      section({
+        id: `c1:${i + 1}`,
+        value: `g${i}`,
+        start: t,
+        end: t + 5,
+        checkedAt: t + 4,
+        settledAt: t + 8,
+        claimedDeadline: t + validityOf(TTL),
+      }),
+    );
+    const events = grants.flatMap((g) => [
+      ...writes(g.value, [g.start - 2, g.start - 2, g.start - 2, g.start - 2, g.start - 2]),
+      ...release(g.value, g.start + 6),
+    ]);
+    const waits = [1_020, 3_520].map((t) => ({
+      phase: 't',
+      client: 'c2',
+      resource: 't:hot:1',
+      hot: true,
+      requestedAt: t,
+      failedAt: t + 2_500,
+      kind: 'busy' as const,
+      message: 'busy',
+    }));
+    const check = checkPhase(phase(grants, events, waits));
+    expect(check.waiting.longestIdleMs).toBeLessThan(check.waiting.bound);
+    expect(check.waiting.longestIdleShareMs).toBeGreaterThan(check.waiting.bound);
+    expect(check.problems.map((p) => p.check)).toContain('waiter idle past its bound');
+  });
+
   it("the waiter's own measured stalls are subtracted", () => {
     const holder = section({ claimedDeadline: 1_000 + validityOf(TTL) });
     const slow = phase([holder, waiter(5_000)], history(5_000));
