@@ -199,7 +199,15 @@ export const MUTANTS: Mutant[] = [
     // only): the holder's release hands the key on there while the guard still distrusts them. Two
     // clients hand the library their own clients with a jittered retryStrategy, so their subscribers
     // may hear the restarted servers before their command connections do.
-    phase: { fault: 'lagging-restart', guard: true, variants: [4, 2], settings: { ...HOT, userClients: ['c1', 'c2'] } },
+    // One hot key: each client's first worker holds it long (past the TTL, on renewals), the others
+    // contend in short holds. Restarted, the holder's masters bring its key back, its renewal can no
+    // longer reach a trusted quorum, and its release hands the key over there inside their amnesia.
+    phase: {
+      fault: 'lagging-restart',
+      guard: true,
+      variants: [4],
+      settings: { hotResources: 1, hotLongShare: 1, userClients: ['c1', 'c2'] },
+    },
   },
   // Waiting: queue bookkeeping that strands a free key.
   {
