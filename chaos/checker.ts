@@ -21,10 +21,16 @@ import type { PhaseResult } from './phase.js';
 import type { ClientPause, FaultBand, SectionRecord } from './types.js';
 
 /** How a key can end by a fault rather than by its holder (history.ts). */
-const FAULT_ENDS = new Set(['evicted', 'nemesis-del', 'wiped', 'foreign-release']);
+const FAULT_ENDS = new Set(['evicted', 'nemesis-del', 'wiped', 'foreign-release', 'clock-step']);
 
 /** The window the library itself reported (validity, signal): only for pictures, never for verdicts. */
 export const windowEnd = (s: SectionRecord): number => Math.min(s.end, s.abortedAt ?? Infinity, s.deadline);
+
+/**
+ * How far a holder's believed deadline may pass the masters' window end before it fails the run:
+ * two clocks meet there (the masters' stamps, converted once per phase, and the shared clock).
+ */
+export const CLAIM_TOLERANCE_MS = 5;
 
 /** TTL − drift, as the docs define validity (driftFactor 0.01, plus 2 ms). */
 export const validityOf = (ttl: number): number => ttl - ttl * 0.01 - 2;
@@ -120,6 +126,33 @@ export interface PhaseCheck {
     lostOutcomes: number;
   };
   unavailability: { worstGapMs: number; client?: string; from?: number; band?: FaultBand };
+  /** Holders' believed deadlines (at the grant, after each extension) against the masters' window ends. */
+  claims: {
+    grants: number;
+    extensions: number;
+    /** Claims past the window end by more than CLAIM_TOLERANCE_MS: these fail the run. */
+    over: number;
+    /** The largest claim − window end, ms (negative: every claim fell short of its window end by that much). */
+    largestOverclaimMs: number;
+    /** Grants whose quorum needed a master inside its restart's amnesia window (restart guard on). */
+    distrustedGrants: number;
+  };
+  /** Waiters on hot keys while no holder's lock held the key. */
+  waiting: {
+    /** The bound, ms. */
+    bound: number;
+    keys: number;
+    /** Idle spans checked (per waiting client). */
+    checked: number;
+    /** The longest idle span, its measured stalls subtracted, ms. */
+    longestIdleMs: number;
+    /** The most idle time in spans of over half a TTL within any stretch of twice the bound, ms. */
+    longestIdleShareMs: number;
+    over: number;
+    example: string;
+    /** Hot acquisitions that gave up busy (retry budget or acquireTimeout spent). */
+    giveUps: number;
+  };
   liveness: {
     probes: number;
     failed: string[];
@@ -247,11 +280,26 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
     unrecorded.push({ m: w.m, from: w.t - 100, to: back?.t ?? Infinity });
   }
   let unconfirmedExtensions = 0;
+  // A master killed (back empty or from its AOF) is in its amnesia window from the kill until TTL −
+  // drift after it: a key it forgot may live that long elsewhere. With the restart guard on, no vote
+  // it casts then may count (the guard waits longer still: the largest TTL plus drift from the new
+  // server's start, which comes after the kill).
+  const amnesia: { m: number; from: number; to: number }[] = [];
+  if (result.spec.guard)
+    for (const e of result.masterEvents ?? [])
+      if (e.kind === 'wipe') amnesia.push({ m: e.m, from: e.t, to: e.t + validity - CLAIM_TOLERANCE_MS });
+  const distrusted = (m: number, t: number) => amnesia.some((a) => a.m === m && a.from <= t && t <= a.to);
+  const claimsChecked = { grant: 0, extend: 0 };
+  const claims = { over: 0, largestOverclaimMs: -Infinity, example: '' };
+  let distrustedGrants = 0;
+  let distrustedExample = '';
+  const claimBounds = new Map<string, number>();
   for (const s of sections) {
     const first = history.firstSeen.get(s.value);
     if (first === undefined) {
       unconfirmed++;
       bounds.set(s.id, -Infinity);
+      claimBounds.set(s.id, -Infinity);
       continue;
     }
     // Masters holding the value when the section began (5 ms: stamps of two clocks). Not "ever since the
@@ -295,6 +343,44 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
       else if (ext.ok) unconfirmedExtensions++;
     }
     bounds.set(s.id, bound);
+
+    // The holder's claims against the masters' history (no delay allowance: a correct library counts
+    // validity from before its round's writes, so its deadline is never past the write that completed
+    // its quorum + TTL − drift). With the restart guard on, a vote written by a master inside its
+    // amnesia window does not count (the guard keeps it out for a TTL after the restart).
+    const trustedW = [...writes].filter(([m, t]) => !distrusted(m, t)).map(([, t]) => t);
+    trustedW.sort((a, b) => a - b);
+    let claimBound = trustedW.length >= quorum ? trustedW[trustedW.length - quorum] + validity : -Infinity;
+    if (w.length >= quorum && trustedW.length < quorum) {
+      distrustedGrants++;
+      distrustedExample ||= `${s.id} on ${s.resource}: ${w.length} masters held its value at the grant, only ${trustedW.length} outside a restart's amnesia window`;
+    }
+    const judge = (kind: 'grant' | 'extend', deadline: number | undefined, at: number) => {
+      if (deadline === undefined || claimBound === -Infinity) return;
+      claimsChecked[kind]++;
+      const over = deadline - claimBound;
+      if (over > claims.largestOverclaimMs) claims.largestOverclaimMs = over;
+      if (over > CLAIM_TOLERANCE_MS) {
+        claims.over++;
+        claims.example ||= `${s.id} on ${s.resource} (${kind}${s.value.includes('.') ? ', ticketed value' : ''}): believed its lock valid until ${(deadline - result.startedAt).toFixed(1)} ms into the phase, the masters' history gives ${(claimBound - result.startedAt).toFixed(1)} (over by ${over.toFixed(1)} ms; claimed at ${(at - result.startedAt).toFixed(1)})`;
+      }
+    };
+    if (w.length >= quorum) judge('grant', s.claimedDeadline, s.start);
+    for (const ext of s.extensions ?? []) {
+      if (!ext.ok || ext.doneAt === undefined) continue;
+      // Each master's renewal of the value by this call (PEXPIRE, or a repair's SET): the latest in it.
+      const renewed = new Map<number, number>();
+      for (const h of history.byValue.get(s.value) ?? []) {
+        if (h.key !== keyOf(s)) continue;
+        for (const t of [h.from, ...h.renewals])
+          if (t >= ext.at - 5 && t <= ext.doneAt + 5 && !distrusted(h.m, t))
+            renewed.set(h.m, Math.max(renewed.get(h.m) ?? -Infinity, t));
+      }
+      const r = [...renewed.values()].sort((a, b) => a - b);
+      if (r.length >= quorum) claimBound = Math.max(claimBound, r[r.length - quorum] + validity);
+      judge('extend', ext.deadline, ext.doneAt);
+    }
+    claimBounds.set(s.id, claimBound);
   }
   const oracleEnd = (s: SectionRecord) => Math.min(s.end, bounds.get(s.id)!);
 
@@ -303,8 +389,11 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
     const from = history.firstSeen.get(a.value) ?? a.requestedAt;
     for (const r of history.removals) {
       if (r.key !== keyOf(a) || r.value !== a.value || r.t < from || r.t > s.start) continue;
-      if ((r.cause === 'nemesis-del' || r.cause === 'evicted') && r.heldOnBefore <= quorum) {
-        return `${a.id} held the key on exactly ${r.heldOnBefore} of ${result.masterCount} masters (a bare quorum) and m${r.m + 1} lost it (${r.cause === 'evicted' ? 'evicted' : 'deleted: clock-jump stand-in'})`;
+      if (
+        (r.cause === 'nemesis-del' || r.cause === 'evicted' || r.cause === 'clock-step') &&
+        r.heldOnBefore <= quorum
+      ) {
+        return `${a.id} held the key on exactly ${r.heldOnBefore} of ${result.masterCount} masters (a bare quorum) and m${r.m + 1} lost it (${r.cause === 'evicted' ? 'evicted' : r.cause === 'clock-step' ? "expired early: that master's clock stepped forward" : 'deleted: clock-jump stand-in'})`;
       }
       if (r.cause === 'wiped' && !result.spec.guard)
         return `restart guard off: m${r.m + 1}, which held ${a.id}'s key, restarted empty`;
@@ -371,11 +460,13 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
       releasedAt.set(e.sv, Math.min(releasedAt.get(e.sv) ?? Infinity, e.t));
   }
   /** A fault on the path from one of `owners` to master `m` during [from, to]: the master itself, or that client's links. */
+  // A restarted master is reached again only after each client reconnects (the library's back-off is
+  // capped at 1 s; an app-supplied client re-sends commands that were in flight): a second more.
   const faultOnPath = (m: number, owners: string[], from: number, to: number) =>
     bands.some(
       (b) =>
         b.start - 50 <= to &&
-        from <= (b.healedAt || b.end || Infinity) + 50 &&
+        from <= (b.healedAt || b.end || Infinity) + (b.restarted.length ? 1_000 : 50) &&
         (b.clients.length === 0 ? b.masters.includes(m) : owners.some((c) => b.clients.includes(c))),
     );
   const ownersOf = (key: string, t: number): string[] => [
@@ -612,6 +703,77 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
     return `${k.when}: m${k.master + 1} ${k.key} pttl ${k.pttl} ms, ${s ? `section ${s.id} (outcome ${s.outcome}, settled ${(s.settledAt - result.startedAt).toFixed(0)} ms into the phase)` : 'value of no recorded section (a failed attempt?)'}`;
   });
 
+  // Waiting: on every hot key, the time a waiter waits while no holder's lock holds the key (free on a
+  // quorum, reserved for a ticket, or held by a value whose holder has settled or whose window the
+  // masters' history has ended) is bounded by the settings: a holder gone silent keeps its key a TTL,
+  // then a retry delay (with jitter) and one round (commandTimeout) hand it on, plus a reconnect
+  // allowance. The waiter's own measured stalls and the harness's (which carry its traffic) are
+  // subtracted. A waiter is excused while a fault touches it (a band naming it, or one on a quorum of
+  // the masters) and for two TTLs and a second after it healed (the restart guard's window).
+  const idleBound = ttl + (result.retryDelay ?? 0) + (result.retryJitter ?? 0) + result.commandTimeout + 1_000;
+  const waiting = {
+    bound: idleBound,
+    keys: 0,
+    checked: 0,
+    longestIdleMs: 0,
+    longestIdleShareMs: 0,
+    over: 0,
+    example: '',
+    giveUps: result.failures.filter((f) => f.hot && f.kind === 'busy').length,
+  };
+  // A fault on a minority of masters (no client named) excuses nobody: a quorum still answers, and a
+  // waiter must still get a free key.
+  const excusedFor = (client: string) =>
+    bands
+      .filter((b) =>
+        b.clients.length === 0 ? b.masters.length === 0 || b.masters.length >= quorum : b.clients.includes(client),
+      )
+      .map((b) => [b.start - 50, (b.healedAt || b.end || Infinity) + 2 * ttl + 1_000] as const);
+  for (const [resource, list] of byResource) {
+    if (!list[0]?.hot) continue;
+    waiting.keys++;
+    const held = list.map(
+      (x) => [x.start, Math.min(x.settledAt, Math.max(claimBounds.get(x.id)!, bounds.get(x.id)!))] as const,
+    );
+    const waits = new Map<string, [number, number][]>();
+    for (const x of list) waits.set(x.client, [...(waits.get(x.client) ?? []), [x.requestedAt, x.start]]);
+    for (const f of result.failures)
+      if (f.resource === resource) waits.set(f.client, [...(waits.get(f.client) ?? []), [f.requestedAt, f.failedAt]]);
+    for (const [client, spans] of waits) {
+      // A worker that gave up asks again at once: its waits join across that instant (100 ms).
+      const waited = union(
+        spans.map(([a, b]) => [Math.max(a, result.runFrom), Math.min(b, result.runTo)]),
+        100,
+      );
+      const gaps = subtract(waited, [...held, ...excusedFor(client)]);
+      const idles = gaps.map(([a, b]) => ({ a, b, idle: unstalledMs(pathStalls, client, a, b) }));
+      for (const { a, b, idle } of idles) {
+        waiting.checked++;
+        if (idle > waiting.longestIdleMs) waiting.longestIdleMs = idle;
+        if (idle > idleBound) {
+          waiting.over++;
+          waiting.example ||= `${client} waited on ${resource} from ${(a - result.startedAt).toFixed(0)} to ${(b - result.startedAt).toFixed(0)} ms into the phase (${idle.toFixed(0)} ms unstalled) with no holder's lock on the key`;
+        }
+      }
+      // A key stranded but granted now and then (a dead ticket served once per TTL) leaves gaps each
+      // under the bound: idle spans of over half a TTL (a handover takes milliseconds, a slow first
+      // waiter's claim about one round and a retry delay) may not add up to more than the bound
+      // within any stretch of twice the bound.
+      const long = idles.filter((g) => g.idle > ttl / 2);
+      for (let i = 0; i < long.length; i++) {
+        let sum = 0;
+        for (let j = i; j < long.length && long[j].a < long[i].a + 2 * idleBound; j++)
+          sum += unstalledMs(pathStalls, client, long[j].a, Math.min(long[j].b, long[i].a + 2 * idleBound));
+        if (sum > waiting.longestIdleShareMs) waiting.longestIdleShareMs = sum;
+        if (sum > idleBound && long[i].idle <= idleBound) {
+          waiting.over++;
+          waiting.example ||= `${client} waited on ${resource} with no holder's lock on the key for ${sum.toFixed(0)} ms of the ${(2 * idleBound).toFixed(0)} from ${(long[i].a - result.startedAt).toFixed(0)} ms into the phase, in spans of over half a TTL`;
+          break;
+        }
+      }
+    }
+  }
+
   const otherFailures = result.failures.filter((f) => f.kind === 'other');
   const unexpectedViolations = violations.filter((v) => !v.expected);
   const unexpectedStale = staleAcceptedFenced.filter((w) => !w.expected);
@@ -648,6 +810,21 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
     'work past the window',
     checkAfterWindow.unexplained,
     'a client that was not paused passed its signal check after its window',
+  );
+  fail(
+    'claim past the window',
+    claims.over,
+    `a holder believed a deadline later than the masters' history allows (${claims.example})`,
+  );
+  fail(
+    'grant counted a distrusted master',
+    distrustedGrants,
+    `a quorum only with a master inside its restart's amnesia window (${distrustedExample})`,
+  );
+  fail(
+    'waiter idle past its bound',
+    waiting.over,
+    `bound ${idleBound} ms (TTL + retry delay + jitter + commandTimeout + 1 s): ${waiting.example}`,
   );
   fail(
     'extension not confirmed by the masters',
@@ -752,6 +929,14 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
       lostOutcomes: sections.filter((s) => s.outcome === 'lost').length,
     },
     unavailability,
+    claims: {
+      grants: claimsChecked.grant,
+      extensions: claimsChecked.extend,
+      over: claims.over,
+      largestOverclaimMs: claims.largestOverclaimMs,
+      distrustedGrants,
+    },
+    waiting,
     liveness: {
       probes: result.probes.length,
       failed,
@@ -784,4 +969,37 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
     },
     problems,
   };
+}
+
+/** The union of intervals, sorted and merged (also across gaps of at most `bridge` ms). */
+export function union(spans: readonly (readonly [number, number])[], bridge = 0): [number, number][] {
+  const sorted = spans.filter(([a, b]) => b > a).sort((x, y) => x[0] - y[0]);
+  const out: [number, number][] = [];
+  for (const [a, b] of sorted) {
+    const last = out[out.length - 1];
+    if (last && a <= last[1] + bridge) last[1] = Math.max(last[1], b);
+    else out.push([a, b]);
+  }
+  return out;
+}
+
+/** `spans` (merged) less every interval of `cuts`. */
+export function subtract(
+  spans: readonly (readonly [number, number])[],
+  cuts: readonly (readonly [number, number])[],
+): [number, number][] {
+  const holes = union(cuts);
+  const out: [number, number][] = [];
+  for (const [a0, b] of spans) {
+    let a = a0;
+    for (const [c, d] of holes) {
+      if (d <= a) continue;
+      if (c >= b) break;
+      if (c > a) out.push([a, c]);
+      a = Math.max(a, d);
+      if (a >= b) break;
+    }
+    if (a < b) out.push([a, b]);
+  }
+  return out;
 }

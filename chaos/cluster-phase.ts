@@ -44,6 +44,8 @@ export interface ClusterPassResult {
   seconds: number;
   holdings: number;
   failovers: number;
+  /** Completed failovers by kind (FAILOVER_KINDS). */
+  kinds: Partial<Record<FailoverKind, number>>;
   /** Failovers whose promotion did not complete in time (skipped). */
   skipped: number;
   violations: number;
@@ -94,8 +96,20 @@ function shardNodes(cluster: RedisCluster, key: string): RedisMaster[] {
   return [shard.primary, ...shard.replicas];
 }
 
-/** Kills the primary serving `key` on each cluster, promotes, loses the key there, restarts and resyncs. */
-async function failOver(clusters: readonly RedisCluster[], key: string): Promise<boolean> {
+/**
+ * How a shard serving a hot key changes hands, in turn:
+ * - `kill`: the primary SIGKILLed, its replica promoted by the cluster, the key deleted there (a write
+ *   asynchronous replication lost), the old primary restarted as a replica;
+ * - `force` / `takeover`: a manual `CLUSTER FAILOVER FORCE` / `TAKEOVER` on the replica, the key then
+ *   deleted on it (promoted without the key) while the old primary, alive, becomes its replica;
+ * - `restart-empty`: the primary killed and restarted at once, before any promotion: the same node id
+ *   (its nodes.conf is kept), a new `run_id`, no data.
+ */
+export const FAILOVER_KINDS = ['kill', 'force', 'takeover', 'restart-empty'] as const;
+export type FailoverKind = (typeof FAILOVER_KINDS)[number];
+
+/** Changes the shard serving `key` on each cluster (see FAILOVER_KINDS), losing the key there; resolves once the shards are healthy again. */
+async function failOver(clusters: readonly RedisCluster[], key: string, kind: FailoverKind): Promise<boolean> {
   const shards = clusters.map((c) => shardNodes(c, key));
   const primaries: RedisMaster[] = [];
   for (const nodes of shards) {
@@ -103,17 +117,33 @@ async function failOver(clusters: readonly RedisCluster[], key: string): Promise
     if (primary < 0) return false;
     primaries.push(nodes[primary]);
   }
-  await Promise.all(primaries.map((p) => p.kill()));
-  const promoted = await Promise.all(
-    shards.map(async (nodes, i) => {
-      const replica = nodes.find((n) => n !== primaries[i])!;
-      return (await until(() => isPrimary(replica), 20_000)) ? replica : undefined;
-    }),
-  );
-  // Asynchronous replication: the replica may not have the lock the dead primary granted.
-  await Promise.all(promoted.map((n) => (n ? ask(n, 'DEL', key).catch(() => '') : Promise.resolve(''))));
-  await Promise.all(primaries.map((p) => p.restart()));
-  await Promise.all(primaries.map((p) => until(() => isSyncedReplica(p), 20_000)));
+  const replicas = shards.map((nodes, i) => nodes.find((n) => n !== primaries[i])!);
+  let promoted: (RedisMaster | undefined)[];
+  if (kind === 'restart-empty') {
+    await Promise.all(primaries.map(async (p) => (await p.kill(), p.restart())));
+    promoted = await Promise.all(
+      primaries.map(async (p) => ((await until(() => isPrimary(p), 20_000)) ? p : undefined)),
+    );
+  } else if (kind === 'kill') {
+    await Promise.all(primaries.map((p) => p.kill()));
+    promoted = await Promise.all(
+      replicas.map(async (replica) => ((await until(() => isPrimary(replica), 20_000)) ? replica : undefined)),
+    );
+    // Asynchronous replication: the replica may not have the lock the dead primary granted.
+    await Promise.all(promoted.map((n) => (n ? ask(n, 'DEL', key).catch(() => '') : Promise.resolve(''))));
+    await Promise.all(primaries.map((p) => p.restart()));
+  } else {
+    await Promise.all(
+      replicas.map((r) => ask(r, 'CLUSTER', 'FAILOVER', kind === 'force' ? 'FORCE' : 'TAKEOVER').catch(() => '')),
+    );
+    promoted = await Promise.all(
+      replicas.map(async (replica) => ((await until(() => isPrimary(replica), 20_000)) ? replica : undefined)),
+    );
+    // Promoted without the key (the write had not reached it).
+    await Promise.all(promoted.map((n) => (n ? ask(n, 'DEL', key).catch(() => '') : Promise.resolve(''))));
+  }
+  const others = shards.map((nodes, i) => nodes.find((n) => n !== promoted[i]));
+  await Promise.all(others.map((n) => (n ? until(() => isSyncedReplica(n), 20_000) : Promise.resolve(false))));
   await Promise.all(clusters.map((c) => c.waitUntilOk(20_000).catch(() => undefined)));
   return promoted.every(Boolean);
 }
@@ -176,6 +206,7 @@ async function runPass(clusters: RedisClusters, guard: boolean, seconds: number,
   );
   let failovers = 0;
   let skipped = 0;
+  const kinds: Partial<Record<FailoverKind, number>> = {};
   const nemesis = (async () => {
     for (let round = 0; performance.now() < end - 2_000; round++) {
       // Past the guard's distrust of the last pair (TTL plus drift), so that the guarded pass has
@@ -185,11 +216,14 @@ async function runPass(clusters: RedisClusters, guard: boolean, seconds: number,
       while (longHeld.size === 0 && performance.now() < waitUntil) await sleep(20);
       const key = `lock:${[...longHeld][0] ?? resources[round % HOT]}`;
       const pair = [round % 3, (round + 1) % 3].map((c) => clusters.clusters[c]);
+      const kind = FAILOVER_KINDS[round % FAILOVER_KINDS.length];
       const t = performance.now();
-      if (await failOver(pair, key)) failovers++;
-      else skipped++;
+      if (await failOver(pair, key, kind)) {
+        failovers++;
+        kinds[kind] = (kinds[kind] ?? 0) + 1;
+      } else skipped++;
       log(
-        `  failover ${failovers + skipped}: ${key} on clusters ${round % 3}, ${(round + 1) % 3} (${((performance.now() - t) / 1000).toFixed(1)} s)`,
+        `  failover ${failovers + skipped} (${kind}): ${key} on clusters ${round % 3}, ${(round + 1) % 3} (${((performance.now() - t) / 1000).toFixed(1)} s)`,
       );
     }
   })();
@@ -211,7 +245,7 @@ async function runPass(clusters: RedisClusters, guard: boolean, seconds: number,
       }
     }
   }
-  return { guard, seconds, holdings: holdings.length, failovers, skipped, violations, tokenInversions, gaveUp };
+  return { guard, seconds, holdings: holdings.length, failovers, kinds, skipped, violations, tokenInversions, gaveUp };
 }
 
 /**
@@ -259,13 +293,17 @@ export function renderCluster(result: ClusterPhaseResult, command: string): stri
   return [
     '## Cluster failovers (three 3-shard clusters with replicas as the nodes)',
     '',
-    `\`${command}\`. Each failover SIGKILLs the primary serving a hot key (one in a long hold, when any) on two of the three clusters, waits for the replicas' promotion, deletes the key on the promoted replicas (a write that asynchronous replication lost), restarts the killed nodes as replicas and waits for their sync. TTL ${TTL} ms, ${CONTENDERS} contenders × ${WORKERS} workers on ${HOT} hot keys, ${Math.round(LONG_SHARE * 100)} % of holds for 50–90 % of the TTL, fencing on.`,
+    `\`${command}\`. Each failover changes the shard serving a hot key (one in a long hold, when any) on two of the three clusters, in turn: the primary SIGKILLed and its replica promoted by the cluster, then the key deleted on it (a write asynchronous replication lost) and the old primary restarted as a replica; a manual \`CLUSTER FAILOVER FORCE\`, then \`TAKEOVER\`, on the replica, the key then deleted on it; the primary restarted empty in place (same node id, new \`run_id\`) before any promotion. TTL ${TTL} ms, ${CONTENDERS} contenders × ${WORKERS} workers on ${HOT} hot keys, ${Math.round(LONG_SHARE * 100)} % of holds for 50–90 % of the TTL, fencing on.`,
     '',
-    '| restart guard | seconds | holdings | double failovers | violations | token inversions | acquisitions given up |',
+    '| restart guard | seconds | holdings | double failovers (by kind) | violations | token inversions | acquisitions given up |',
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...result.passes.map(
       (p) =>
-        `| ${p.guard ? 'on' : 'off (control)'} | ${p.seconds} | ${p.holdings} | ${p.failovers}${p.skipped ? ` (+${p.skipped} incomplete)` : ''} | ${p.violations} | ${p.tokenInversions} | ${p.gaveUp} |`,
+        `| ${p.guard ? 'on' : 'off (control)'} | ${p.seconds} | ${p.holdings} | ${p.failovers}${p.skipped ? ` (+${p.skipped} incomplete)` : ''} (${Object.entries(
+          p.kinds ?? {},
+        )
+          .map(([k, n]) => `${k} ${n}`)
+          .join(', ')}) | ${p.violations} | ${p.tokenInversions} | ${p.gaveUp} |`,
     ),
     '',
     'With the guard off, violations are the hazard the guard exists for (expected); with it on, every violation would be unexpected. Acquisitions given up are waits that hit `acquireTimeout` while shards were failing over or distrusted.',

@@ -60,7 +60,9 @@ export type MasterEvent =
   /** The master evicted a key (maxmemory). */
   | { t: number; m: number; kind: 'evicted'; key: string }
   /** The MONITOR connection to the master answered: its commands are recorded from here on. */
-  | { t: number; m: number; kind: 'attached' };
+  | { t: number; m: number; kind: 'attached' }
+  /** The master's wall clock stepped by `stepMs` (libfaketime): its keys' expiries moved by −stepMs. */
+  | { t: number; m: number; kind: 'clock'; stepMs: number };
 
 /** Date.now() − sharedNow(), to well under a millisecond: sampled on the edge where Date.now() ticks. */
 function wallMinusShared(): number {
@@ -79,6 +81,10 @@ export class MasterHistory {
   private readonly subscribers: (Redis | undefined)[];
   private readonly scriptValue: (string | undefined)[];
   private readonly scriptArgs: (string[] | undefined)[];
+  /** How far each master's wall clock is set off (libfaketime), ms: its MONITOR stamps are corrected by it. */
+  private readonly clockOffset: number[];
+  /** The offsets each master's clock had lately (newest first): a line in flight across a step carries the old one. */
+  private readonly recentOffsets: number[][];
   private stopped = false;
 
   constructor(
@@ -89,6 +95,19 @@ export class MasterHistory {
     this.subscribers = urls.map(() => undefined);
     this.scriptValue = urls.map(() => undefined);
     this.scriptArgs = urls.map(() => undefined);
+    this.clockOffset = urls.map(() => 0);
+    this.recentOffsets = urls.map(() => [0]);
+  }
+
+  /**
+   * Master `m`'s wall clock now runs `offsetMs` off (the harness changed its libfaketime offset):
+   * keys there expire earlier (or later) by the step, and its MONITOR stamps are corrected.
+   */
+  clockSet(m: number, offsetMs: number, at = sharedNow()): void {
+    const stepMs = offsetMs - this.clockOffset[m];
+    this.clockOffset[m] = offsetMs;
+    this.recentOffsets[m] = [offsetMs, ...this.recentOffsets[m]].slice(0, 3);
+    if (stepMs !== 0) this.events.push({ t: at, m, kind: 'clock', stepMs });
   }
 
   async start(): Promise<void> {
@@ -166,8 +185,14 @@ export class MasterHistory {
     }
     if (name !== 'set' && name !== 'pexpire' && name !== 'del') return;
     if (!args.slice(1).some((a) => a.startsWith(this.prefix))) return;
+    // A line cannot describe a command run after it arrived. Across a clock step the line may carry
+    // the old offset or the new: of the offsets lately in force, the one that puts the command latest
+    // but not after its arrival (a stamp read with the wrong one lands a whole step away).
+    const arrived = sharedNow();
+    const raw = Number(time) * 1_000 - this.wallOffset;
+    const fits = this.recentOffsets[m].map((o) => raw - o).filter((t) => t <= arrived + 1);
     this.events.push({
-      t: Number(time) * 1_000 - this.wallOffset,
+      t: Math.min(fits.length ? Math.max(...fits) : raw - this.clockOffset[m], arrived),
       m,
       kind: 'cmd',
       args,
@@ -202,7 +227,8 @@ export class MasterHistory {
 }
 
 /** Why a value stopped holding a key on a master. */
-export type EndCause = 'expired' | 'released' | 'foreign-release' | 'nemesis-del' | 'evicted' | 'wiped' | 'open';
+export type EndCause =
+  'expired' | 'released' | 'foreign-release' | 'nemesis-del' | 'evicted' | 'wiped' | 'clock-step' | 'open';
 
 /** A value holding a key on one master. */
 export interface Holding {
@@ -223,7 +249,7 @@ export interface Removal {
   m: number;
   key: string;
   value: string;
-  cause: 'nemesis-del' | 'evicted' | 'wiped' | 'foreign-release';
+  cause: 'nemesis-del' | 'evicted' | 'wiped' | 'foreign-release' | 'clock-step';
   /** On how many masters the value held the key just before (this master included). */
   heldOnBefore: number;
 }
@@ -340,6 +366,19 @@ export function analyseHistory(events: readonly MasterEvent[], masterCount: numb
   for (const e of sorted) {
     if (consumed.has(e)) continue;
     if (e.kind === 'attached') continue;
+    if (e.kind === 'clock') {
+      // A forward step ends the master's keys early (Redis expires on its wall clock); a backward one
+      // lengthens them. Reservations move alike.
+      for (const [key, cur] of [...state[e.m]]) {
+        if (cur.expiresAt <= e.t + TOLERANCE_MS) continue;
+        if (cur.expiresAt - e.stepMs <= e.t) {
+          const h = close(e.m, key, e.t, 'clock-step');
+          if (h) pendingRemovals.push({ r: { t: e.t, m: e.m, key, value: h.value, cause: 'clock-step' } });
+        } else cur.expiresAt -= e.stepMs;
+      }
+      for (const r of reserved[e.m].values()) r.until -= e.stepMs;
+      continue;
+    }
     if (e.kind === 'wipe') {
       reserved[e.m].clear();
       for (const key of [...state[e.m].keys()]) {

@@ -15,8 +15,19 @@ export interface Mutant {
   /** Edits to files under lib/: `find` must occur exactly once. */
   patches: { file: string; find: string; replace: string }[];
   /** The short chaos pass that should catch it: fault type, restart guard. */
-  phase: { fault: FaultKind; guard: boolean; variants?: number[]; ttl?: number; settings?: Partial<Settings> };
+  phase: {
+    fault: FaultKind;
+    guard: boolean;
+    variants?: number[];
+    ttl?: number;
+    settings?: Partial<Settings>;
+    /** Seconds of faults when the run's (8) are too few for the bug to show. */
+    seconds?: number;
+  };
 }
+
+/** Hot contention without long holds (as the hot-contention phase, with the run's client count). */
+const HOT: Partial<Settings> = { hotResources: 4, hotWorkers: 3, coldWorkers: 0, hotHoldMs: [1, 3], hotLongShare: 0 };
 
 export const MUTANTS: Mutant[] = [
   {
@@ -119,6 +130,100 @@ export const MUTANTS: Mutant[] = [
     // long (past the TTL, on renewals), so that holders are mid-section on every hot key when it comes.
     phase: { fault: 'master-pause', guard: true, variants: [2], settings: { hotHoldMs: [1_200, 2_500] } },
   },
+  // Claims: validity overstated on each path that issues it. Links slowed by 40 ms each way make a
+  // round's end, or a message's arrival, 40 ms or more after the masters' writes; the checker compares
+  // each holder's believed deadline with the window end the masters' history gives.
+  {
+    name: 'acquire-validity-from-round-end',
+    bug: "an acquisition's validity is counted from the end of its round, not its start",
+    patches: [
+      {
+        file: 'core/redlock.ts',
+        find: 'const validUntil = validUntilOf(result.start, ttl, driftFactor);',
+        replace: 'const validUntil = validUntilOf(now(), ttl, driftFactor);',
+      },
+    ],
+    phase: { fault: 'proxy-delay', guard: true, variants: [2] },
+  },
+  {
+    name: 'extend-validity-from-round-end',
+    bug: "an extension's validity is counted from the end of its round, not its start",
+    patches: [
+      {
+        file: 'core/redlock.ts',
+        find: 'const validUntil = validUntilOf(start, ttl, this.options.driftFactor);',
+        replace: 'const validUntil = validUntilOf(now(), ttl, this.options.driftFactor);',
+      },
+    ],
+    // Long holds on every hot key, so that renewals run all through the slowed rounds.
+    phase: { fault: 'proxy-delay', guard: true, variants: [2], settings: { hotLongShare: 0.5 } },
+  },
+  {
+    name: 'handover-dated-when-noticed',
+    bug: 'a handed-over lock is dated from when the waiter noticed the handover, not from the masters',
+    patches: [
+      {
+        file: 'core/redlock.ts',
+        find: 'const until = ledger.validUntil(budget.handedAt, this.quorum, trusted, ttl, driftFactor);',
+        replace:
+          'const until = ledger.validUntil(budget.handedAt, this.quorum, trusted, ttl, driftFactor) === undefined ? undefined : validUntilOf(now(), ttl, driftFactor);',
+      },
+    ],
+    phase: { fault: 'proxy-delay', guard: true, variants: [2], settings: HOT },
+  },
+  {
+    name: 'handover-one-master',
+    bug: "a handover is counted from one master's message (a quorum of one)",
+    patches: [
+      {
+        file: 'core/redlock.ts',
+        find: 'const until = ledger.validUntil(budget.handedAt, this.quorum, trusted, ttl, driftFactor);',
+        replace: 'const until = ledger.validUntil(budget.handedAt, 1, trusted, ttl, driftFactor);',
+      },
+    ],
+    // Hot contention: tickets register while releases run, so the masters' queues differ for a
+    // moment and a release hands the key to different waiters on different masters.
+    phase: { fault: 'partition', guard: true, variants: [0, 2], settings: HOT },
+  },
+  {
+    name: 'handover-from-distrusted-master',
+    bug: 'a handover counts from a master the restart guard distrusts',
+    patches: [
+      {
+        file: 'core/redlock.ts',
+        find: 'const trusted = (i: number): boolean => this.#trusts(i) === true;',
+        replace: 'const trusted = (i: number): boolean => i >= 0;',
+      },
+    ],
+    // Three of a fresh holder's masters killed and back with all their keys (then with their queues
+    // only): the holder's release hands the key on there while the guard still distrusts them. Two
+    // clients hand the library their own clients with a jittered retryStrategy, so their subscribers
+    // may hear the restarted servers before their command connections do.
+    // One hot key: each client's first worker holds it long (past the TTL, on renewals), the others
+    // contend in short holds. Restarted, the holder's masters bring its key back, its renewal can no
+    // longer reach a trusted quorum, and its release hands the key over there inside their amnesia.
+    phase: {
+      fault: 'lagging-restart',
+      guard: true,
+      variants: [4],
+      settings: { hotResources: 1, hotLongShare: 1, userClients: ['c1', 'c2'] },
+    },
+  },
+  // Waiting: queue bookkeeping that strands a free key.
+  {
+    name: 'expired-tickets-never-pruned',
+    bug: "tickets whose lease expired stay in the masters' queues (a free key keeps going to them)",
+    patches: [
+      {
+        file: 'core/handoff.ts',
+        find: "local dead = redis.call('zrangebyscore', KEYS[3], '-inf', now)",
+        replace: 'local dead = {}',
+      },
+    ],
+    // Queues of one TTL before restored on three masters: tickets long gone come back first.
+    // 14 s: a key stranded after the restart guard's window must outlast the waiting bound.
+    phase: { fault: 'lagging-restart', guard: true, variants: [3], settings: HOT, seconds: 14 },
+  },
 ];
 
 /**
@@ -151,7 +256,7 @@ export function writeMutant(mutant: Mutant, libDir: string, outDir: string): voi
     const count = text.split(p.find).length - 1;
     if (count !== 1) {
       throw new Error(
-        `mutant ${mutant.name}: the patch for lib/${p.file} found its text ${count} times (expected exactly once); the library changed, update chaos/mutants.ts:\n${p.find}`,
+        `mutant ${mutant.name} (${mutant.bug}): the patch for lib/${p.file} found its text ${count} times (expected exactly once); the library changed: re-anchor this patch in chaos/mutants.ts on the line that now does the same thing. It looked for:\n${p.find}`,
       );
     }
     writeFileSync(

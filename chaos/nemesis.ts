@@ -3,6 +3,11 @@
  * rounds per fault type. Every fault is bounded in time and healed at the end of its round.
  */
 import { Redis } from 'ioredis';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RedisMaster } from '../tools/redis-masters.js';
 import { sharedNow } from './clock.js';
@@ -262,7 +267,10 @@ export type FaultKind =
   | 'slow-masters'
   | 'partition'
   | 'evicting-master'
-  | 'fsync-restart';
+  | 'fsync-restart'
+  | 'slow-waiter'
+  | 'lagging-restart'
+  | 'clock-step';
 
 const pick = <T>(items: readonly T[]): T => items[Math.floor(Math.random() * items.length)];
 const shuffled = <T>(items: readonly T[]): T[] => [...items].sort(() => Math.random() - 0.5);
@@ -469,7 +477,186 @@ async function keyLossAfterReconnect(ctx: NemesisContext): Promise<FaultBand> {
 }
 
 /** One round of each fault type. Rounds vary the fault (minority, majority, bare quorum, …). */
+/** Where Debian's libfaketime lives (the `faketime` package), or `FAKETIME_LIB`. */
+export function libfaketime(): string | undefined {
+  const candidates = [
+    process.env.FAKETIME_LIB,
+    '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1',
+    '/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1',
+    '/usr/lib/faketime/libfaketime.so.1',
+  ];
+  return candidates.find((c) => c !== undefined && existsSync(c));
+}
+
+/** chaos/faketime-shim.c, from dist-chaos/chaos/ or chaos/ (tsx). */
+const SHIM_SOURCE = [
+  resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'chaos', 'faketime-shim.c'),
+  resolve(dirname(fileURLToPath(import.meta.url)), 'faketime-shim.c'),
+].find((p) => existsSync(p))!;
+
+/** The master that runs under libfaketime in the clock-step phase, and the file its offset is read from. */
+const FAKED = { master: 1, dir: '', file: '', offsetMs: 0, restartPlain: false };
+
+/** Sets the faked master's wall-clock offset (read on every clock call: `FAKETIME_NO_CACHE`), and tells the history. */
+function setFakeOffset(cluster: Cluster, offsetMs: number): void {
+  const sign = offsetMs < 0 ? '-' : '+';
+  writeFileSync(FAKED.file, `${sign}${(Math.abs(offsetMs) / 1_000).toFixed(3)}s\n`);
+  FAKED.offsetMs = offsetMs;
+  cluster.history?.clockSet(FAKED.master, offsetMs);
+}
+
+/** The lock keys' companions (the handoff's queues and leases: every key of the phase that is not a string), dumped. */
+async function dumpQueues(
+  inspector: Inspector,
+  m: number,
+  pattern: string,
+  withLockKeys = false,
+): Promise<{ key: string; pttl: number; dump: Buffer; value?: string }[]> {
+  const c = inspector.clients[m];
+  const out: { key: string; pttl: number; dump: Buffer; value?: string }[] = [];
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await c.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+      cursor = next;
+      for (const key of keys) {
+        const string = (await c.type(key)) === 'string';
+        if (string && !withLockKeys) continue;
+        const [dump, pttl, value] = await Promise.all([
+          c.dumpBuffer(key),
+          c.pttl(key),
+          string ? c.get(key) : Promise.resolve(undefined),
+        ]);
+        if (dump && (!string || pttl > 0))
+          out.push({ key, pttl: pttl > 0 ? pttl : 0, dump, value: value ?? undefined });
+      }
+    } while (cursor !== '0');
+  } catch {
+    // the master did not answer: nothing to restore
+  }
+  return out;
+}
+
 export const schedules: Record<FaultKind, (ctx: NemesisContext) => Promise<FaultBand | undefined>> = {
+  /**
+   * A slow first waiter (hot contention): one client's links to every master answer later than
+   * `commandTimeout` (0.75 × it each way) for three TTLs. Its attempts win free keys and undo them;
+   * the others must still get the keys within the waiting bound.
+   */
+  async 'slow-waiter'(ctx) {
+    const victim = pick(ctx.clients);
+    const commandTimeout = ctx.commandTimeout ?? 200;
+    const delay = Math.ceil(commandTimeout * 0.75);
+    const b = await holdProxyFaults(ctx, 'slow-waiter', 'links past commandTimeout', [
+      {
+        clients: [victim.id],
+        masters: range(ctx.cluster.size),
+        fault: { kind: 'delay', ms: delay },
+        label: `${victim.id}↔all masters +${delay} ms each way (round trip past commandTimeout ${commandTimeout})`,
+      },
+    ]);
+    b.delayMs = delay;
+    return b;
+  },
+
+  /**
+   * A lagging restart: a master holding a fresh hot lock is killed while lock writes flow and comes
+   * back as an AOF with \`appendfsync everysec\` or an older snapshot would bring it: the handoff's
+   * queues (ticket orders and leases) as they were, the lock keys lost. Odd variants restore queues
+   * dumped one TTL before the kill (an older snapshot: tickets since withdrawn or expired come back);
+   * variants 2 and 3 restart three of the holder's masters at once (the restart guard's case).
+   */
+  async 'lagging-restart'(ctx) {
+    // Variant 4: three of the holder's masters restart and lose nothing (their lock keys come back
+    // too): only the restart guard keeps their votes and handovers out for a TTL.
+    const whole = ctx.variant % 5 === 4;
+    const older = !whole && ctx.variant % 2 === 1;
+    const majority = whole || ctx.variant % 4 >= 2;
+    const found = await freshHolder(ctx, 3, ctx.ttl * 0.7, 2_000);
+    const victims = (
+      majority
+        ? shuffled(found?.holders ?? range(ctx.cluster.size)).slice(0, 3)
+        : [found ? pick(found.holders) : pick(range(ctx.cluster.size))]
+    ).sort();
+    const pattern = `lock:${ctx.phase}:*`;
+    const dumpAll = () => Promise.all(victims.map((m) => dumpQueues(ctx.cluster.inspector, m, pattern, whole)));
+    let queues = await dumpAll();
+    if (older) await sleep(ctx.ttl);
+    else queues = await dumpAll();
+    const b = openBand(
+      ctx,
+      'lagging-restart',
+      `${majority ? 'majority' : 'single'}, ${whole ? 'nothing lost' : older ? 'older snapshot' : 'last second lost'}`,
+      `${names(victims)} killed -9, back with ${queues.map((q) => q.length).join('/')} ${whole ? 'keys (lock keys too)' : 'queue keys'} ${older ? 'of one TTL before' : 'of the kill'}${whole ? '' : ' and no lock keys'}${found ? ` (a fresh lock there was on ${found.holders.length} of ${ctx.cluster.size})` : ''}`,
+      victims,
+      [],
+    );
+    b.band.restarted = victims;
+    b.band.heldOn = found?.holders.length;
+    b.band.killedAt = sharedNow();
+    for (const m of victims) ctx.cluster.farm.proxies[m].setDoorClosed(true);
+    let restartAt = sharedNow();
+    let restored = 0;
+    try {
+      await Promise.all(victims.map((m) => ctx.cluster.masters[m].kill()));
+      for (const m of victims) ctx.cluster.history?.wiped(m);
+      restartAt = sharedNow();
+      await Promise.all(victims.map((m) => ctx.cluster.masters[m].restart()));
+      await Promise.all(
+        victims.map(async (m, i) => {
+          await ctx.cluster.history?.attach(m);
+          const c = ctx.cluster.inspector.clients[m];
+          for (let n = 0; n < 60; n++) {
+            if ((await c.ping().catch(() => undefined)) === 'PONG') break;
+            await sleep(10);
+          }
+          for (const q of queues[i]) {
+            // Queue keys live a ticket lease (under a second) and the clients need up to a second to
+            // reconnect: restored with the dump's TTL they would expire before any client came back,
+            // where a quick AOF load keeps them. They get the time the master was away, and a second.
+            const pttl = Math.round(q.value === undefined ? q.pttl + (sharedNow() - b.band.killedAt!) + 1_000 : q.pttl);
+            await c.restore(q.key, pttl, q.dump, 'REPLACE').then(
+              () => restored++,
+              () => undefined,
+            );
+            // A lock key brought back: the history's model of that master starts from it.
+            if (q.value !== undefined) ctx.cluster.history?.reloaded(m, q.key, q.value, q.pttl, sharedNow());
+          }
+        }),
+      );
+    } finally {
+      for (const m of victims) ctx.cluster.farm.proxies[m].setDoorClosed(false);
+    }
+    b.band.label += ` (${restored} keys restored)`;
+    b.ended();
+    watchUptime(ctx, b.band, victims, restartAt);
+    return b.healed();
+  },
+
+  /**
+   * Wall-clock steps on one master (it runs under libfaketime, set up by \`setUpMasters\`): forward
+   * 1.5 s (every key there expires at once: a TTL is 1 s), back 1.5 s, forward 0.4 s, back 0.4 s.
+   * Redlock assumes no such step; a holder left on a bare quorum loses exclusivity (excused by cause).
+   */
+  async 'clock-step'(ctx) {
+    const steps = [1_500, -1_500, 400, -400];
+    const step = steps[ctx.variant % steps.length];
+    const m = FAKED.master;
+    const b = openBand(
+      ctx,
+      'clock-step',
+      step > 0 ? 'forward' : 'back',
+      `${names([m])} wall clock stepped ${step > 0 ? 'forward' : 'back'} ${Math.abs(step)} ms (libfaketime)`,
+      [m],
+      [],
+      'a clock step on one master: Redlock assumes none; a holder left with a bare quorum loses exclusivity',
+    );
+    setFakeOffset(ctx.cluster, FAKED.offsetMs + step);
+    await sleep(ctx.ttl * 2);
+    b.ended();
+    return b.healed();
+  },
+
   async none(ctx) {
     await sleep(ctx.ttl * 2);
     return undefined;
@@ -969,6 +1156,52 @@ export const chaosMasterArgs = (port: number): string[] =>
 
 /** Per-phase set-up of the masters for the fault types that need it (undone by `tearDownMasters`). */
 export async function setUpMasters(fault: FaultKind, cluster: Cluster): Promise<void> {
+  if (FAKED.restartPlain) {
+    // The master that ran under libfaketime in an earlier phase runs plain again (before this phase's history starts).
+    FAKED.restartPlain = false;
+    await cluster.masters[FAKED.master].kill();
+    await cluster.masters[FAKED.master].restart();
+    rmSync(FAKED.dir, { recursive: true, force: true });
+    FAKED.file = '';
+  }
+  if (fault === 'clock-step') {
+    // One master restarted under libfaketime: its wall clock is read from a file on every call, so
+    // the nemesis can step it while it runs. The monotonic clock is left alone (an NTP step does not
+    // move it either). The environment is the harness's only while that server starts.
+    const lib = libfaketime();
+    if (!lib) throw new Error('the clock-step phase needs libfaketime (Debian package `faketime`)');
+    FAKED.dir = mkdtempSync(join(tmpdir(), 'chaos-faketime-'));
+    // Redis's jemalloc deadlocks under libfaketime alone: a small preload answers its start-up calls
+    // (chaos/faketime-shim.c, compiled here with the system C compiler).
+    const shim = join(FAKED.dir, 'faketime-shim.so');
+    try {
+      execFileSync('cc', ['-shared', '-fPIC', '-O2', '-o', shim, SHIM_SOURCE, '-ldl', '-lpthread'], { stdio: 'pipe' });
+    } catch (error) {
+      throw new Error(`the clock-step phase compiles chaos/faketime-shim.c with cc, which failed: ${String(error)}`);
+    }
+    FAKED.file = join(FAKED.dir, 'offset');
+    FAKED.offsetMs = 0;
+    writeFileSync(FAKED.file, '+0s\n');
+    const env = {
+      LD_PRELOAD: `${shim}:${lib}`,
+      FAKETIME_TIMESTAMP_FILE: FAKED.file,
+      FAKETIME_NO_CACHE: '1',
+      FAKETIME_DONT_FAKE_MONOTONIC: '1',
+    };
+    const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
+    const m = cluster.masters[FAKED.master];
+    await m.kill();
+    Object.assign(process.env, env);
+    try {
+      await m.restart();
+    } finally {
+      for (const [k, v] of Object.entries(saved)) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+    }
+    await cluster.inspector.clients[FAKED.master].ping().catch(() => undefined);
+  }
   if (fault === 'fsync-restart') {
     for (const [i, m] of cluster.masters.entries()) {
       PERSISTENT_PORTS.add(m.port);
@@ -986,6 +1219,11 @@ export async function setUpMasters(fault: FaultKind, cluster: Cluster): Promise<
 }
 
 export async function tearDownMasters(fault: FaultKind, cluster: Cluster): Promise<void> {
+  if (fault === 'clock-step' && FAKED.file) {
+    // Back to the real time (a last step, told to the history); the next phase restarts it plain.
+    setFakeOffset(cluster, 0);
+    FAKED.restartPlain = true;
+  }
   if (fault === 'fsync-restart') {
     for (const [i, m] of cluster.masters.entries()) {
       PERSISTENT_PORTS.delete(m.port);
@@ -1015,6 +1253,9 @@ async function deleteJunk(client: Redis, pattern: string): Promise<void> {
 
 /** How long after a round the run stays quiet before the next one (ms), so that its effects are seen. */
 export function quietAfter(kind: FaultKind, ttl: number, guard: boolean): number {
+  // Long enough after the restart guard's window (about two TTLs and a second) for a key the restored
+  // queues strand to show as a waiter idle past its bound.
+  if (kind === 'lagging-restart') return 3_000 + 4 * ttl;
   if ((kind === 'kill-restart' || kind === 'kill-delayed') && guard) return 2_000 + ttl; // the guard's window (uptime is counted in whole seconds)
   return Math.round(ttl * 1.5);
 }

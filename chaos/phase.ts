@@ -50,7 +50,9 @@ export type Settings = Omit<WorkloadConfig, 'phase' | 'client' | 'nodes' | 'rest
 export function livenessBound(spec: PhaseSpec, s: Settings): number {
   const reconnect = 1_000; // the library's reconnect back-off is capped at 1 s
   const guardWindow =
-    spec.guard && (spec.fault === 'kill-restart' || spec.fault === 'kill-delayed') ? s.ttl * 1.01 + 2 + 1_000 : 0; // uptime is whole seconds
+    spec.guard && (spec.fault === 'kill-restart' || spec.fault === 'kill-delayed' || spec.fault === 'lagging-restart')
+      ? s.ttl * 1.01 + 2 + 1_000
+      : 0; // uptime is whole seconds
   return s.ttl + s.retryDelay + s.retryJitter + reconnect + guardWindow;
 }
 
@@ -66,6 +68,8 @@ export interface PhaseResult extends PhaseHistory {
   harnessStalls?: LoopStall[];
   ttl: number;
   commandTimeout: number;
+  retryDelay?: number;
+  retryJitter?: number;
 }
 
 export async function runPhase(
@@ -208,5 +212,7 @@ export async function runPhase(
     harnessStalls,
     ttl: settings.ttl,
     commandTimeout: settings.commandTimeout,
+    retryDelay: settings.retryDelay,
+    retryJitter: settings.retryJitter,
   };
 }

@@ -1,6 +1,6 @@
 /** The report (`chaos-report.md`) and the picture (`chaos-timeline.svg`), written by hand. */
 import type { PhaseCheck } from './checker.js';
-import { windowEnd } from './checker.js';
+import { CLAIM_TOLERANCE_MS, windowEnd } from './checker.js';
 import type { PhaseResult } from './phase.js';
 import type { Settings } from './phase.js';
 
@@ -38,7 +38,8 @@ const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replac
 
 const FAULT_TITLES: Record<string, string> = {
   none: 'no fault (baseline)',
-  'hot-contention': 'hot contention (no fault; 4 hot keys, 3 hot workers per process, 1–3 ms holds, no cold workers)',
+  'hot-contention':
+    "hot contention with a slow first waiter (4 hot keys, 3 hot workers per process, 1–3 ms holds, no cold workers; one client's links slower than commandTimeout in each round)",
   'key-loss-no-repair': 'lock key lost on one master (clock-jump stand-in), quorum repair OFF (baseline)',
   'many-clients': 'master pause (SIGSTOP/SIGCONT)',
   'kill-restart': 'master kill -9 + immediate restart (no persistence)',
@@ -54,6 +55,12 @@ const FAULT_TITLES: Record<string, string> = {
   partition: 'partitions splitting the clients into groups',
   'evicting-master': 'evicting master under memory pressure (maxmemory, volatile-lru; allowEvictingMasters)',
   'fsync-restart': 'master kill -9, restart from its AOF (appendfsync everysec)',
+  'lagging-restart':
+    'lagging restart: master(s) kill -9 while lock writes flow, back with their ticket queues (at the kill, or one TTL older) and no lock keys',
+  'subscriber-restart':
+    'lagging restart on hot keys, c1 c2 with app-supplied ioredis clients (jittered retryStrategy: subscriber and command connections come back in either order)',
+  'clock-step': 'master clock steps (one master under libfaketime: ±1.5 s, ±0.4 s)',
+  'slow-waiter': "slow first waiter (one client's links slower than commandTimeout)",
 };
 
 export function phaseTitle(r: PhaseResult): string {
@@ -167,6 +174,29 @@ export function renderReport(rows: Row[], clock: ClockCheck, info: RunInfo, svgN
     );
   }
   L.push('');
+  L.push('## Claims and waiting');
+  L.push('');
+  L.push(
+    "Each holder's believed deadline (the clock read, then `lock.validity`, at the grant and after each extension) against the window end the masters' history gives (w(k − quorum + 1) + TTL − drift, votes of a master in its restart's amnesia window left out when the guard is on); " +
+      "and on every hot key, each waiter's time waiting while no holder's lock held the key (see Definitions).",
+  );
+  L.push('');
+  L.push(
+    '| # | fault | claims checked: grants / extensions | largest overclaim (ms) | claims over | grants on a distrusted master | idle spans checked | longest idle (ms) / bound | most idle in 2 × bound (ms) | idle over bound | hot give-ups (busy) |',
+  );
+  L.push('|---|---|---|---|---|---|---|---|---|---|---|');
+  for (const { result: r, check: c } of rows) {
+    const cl = c.claims;
+    const w = c.waiting;
+    L.push(
+      `| ${r.spec.id} | ${phaseTitle(r)} | ${cl.grants.toLocaleString('en-US')} / ${cl.extensions.toLocaleString('en-US')} | ${Number.isFinite(cl.largestOverclaimMs) ? f1(cl.largestOverclaimMs) : '–'} | **${cl.over}** | **${cl.distrustedGrants}** | ${w.checked.toLocaleString('en-US')} | ${f0(w.longestIdleMs)} / ${f0(w.bound)} | ${f0(w.longestIdleShareMs)} | **${w.over}** | ${w.giveUps} |`,
+    );
+  }
+  L.push('');
+  L.push(
+    'A negative largest overclaim is the smallest margin: every claim in that phase fell short of its window end by at least that much.',
+  );
+  L.push('');
   const excused = rows.flatMap((r) => r.check.violations.filter((v) => v.expected).map((v) => ({ r, v })));
   if (excused.length) {
     L.push('Violations excused by cause (first 8):');
@@ -257,6 +287,15 @@ export function renderReport(rows: Row[], clock: ClockCheck, info: RunInfo, svgN
     "- **Also failing the run:** a section whose value fewer than a quorum of masters ever held (grant without a majority; one short of a quorum only by masters killed -9 while its attempt ran is reported as unverifiable, not failed, since the kill drops the master's unsent MONITOR output), or that no master was seen to hold; a section that began after its bound; a signal check passed after the bound by a client that was not paused or stalled across it; an extension the library reported but no quorum of masters confirmed; " +
       "a Lua delete or renewal of a key holding another value (except on a master within two TTLs of its reload from an AOF: its keys are then reconstructed from a scan, and reloaded keys were seen with more TTL left than they had at the kill; those are reported apart); keys of a failed attempt left to expire with no cause shown (a fault on the path to that master when the others executed the release, or the attempt's client stopped, or its event loop or the harness's (which carries its traffic) measured stalled for all but one command timeout of the key's life); a lock lost with no fault and no pause of its holder, after its holder's loop could run (measured stalls subtracted) for half a TTL with no extend() attempted; lock-loss delivery more than 5 ms late unless that client was stopped or its measured event-loop stall covers all but 5 ms from the deadline to the delivery; a read of `signal.aborted` that returned false after the deadline (never excused); stale fenced writes and token inversions with no counter lost; missing tokens; " +
       "liveness probes failed (unless that client's or the harness's measured stalls left it no stretch of two command timeouts + 200 ms to run one whole attempt in) or over their bound (unless those measured stalls cover the excess: the bound counts time in which the library could act); sections a client reported but the harness did not record; register entries of no recorded section; keys left after release; acquisition errors other than busy/unavailable.",
+  );
+  L.push(
+    `- **Claims:** at the grant and after each \`extend()\` the workload reads the shared clock, then \`lock.validity\`, and records their sum: the deadline the holder believes (a stall between the two reads can only make it err low, so no stall is excused). ` +
+      `It must not pass the window end the masters' history gives by more than ${CLAIM_TOLERANCE_MS} ms (two clocks meet there): for the grant, w(k − quorum + 1) + TTL − drift over the latest write of the value on each master by the grant (no allowance for link delays: a correct library counts from before its writes); for an extension, the same over each master's renewal of the value during the call, or an earlier window end if later. ` +
+      'With the restart guard on, a write by a master between its kill and TTL − drift after it does not count: a grant whose quorum needs such a vote fails too. Overclaims fail the run even when no overlap followed.',
+  );
+  L.push(
+    "- **Waiting:** on every hot key, per client, the time it waited (from a request to its grant or give-up) while no holder held the key (a holder holds from its grant to the earlier of its settling and its window end) must stay within TTL + retry delay + jitter + commandTimeout + 1 s, that client's and the harness's measured stalls subtracted. " +
+      'A client is excused while a fault touches it (a fault naming it, or one on a quorum of the masters: a fault on a minority excuses nobody) until two TTLs and a second after it healed. Idle spans of over half a TTL may not add up to more than the bound within any stretch of twice the bound either (a key stranded but granted now and then). A waiter stuck behind a free, reserved or dead-valued key fails the run. Give-ups are hot acquisitions that ended busy.',
   );
   L.push(
     '- **Fencing:** each pair of successive holders of a resource (in start order) must have strictly increasing `fencingToken`s. ' +

@@ -57,7 +57,7 @@ interface PhaseRow {
 
 // The flags of `npm run chaos` that apply here (--quick, --seconds, --phases); others are ignored.
 const argv = process.argv.slice(2);
-const seconds = Number(argv[argv.indexOf('--seconds') + 1]) || (argv.includes('--quick') ? 4 : 8);
+const seconds = Number(argv[argv.indexOf('--seconds') + 1]) || (argv.includes('--quick') ? 4 : 6);
 const only = argv.includes('--phases') ? argv[argv.indexOf('--phases') + 1]?.split(',') : undefined;
 
 /** Holders at once, per resource: the largest count, and the overlaps that break the lock's rule. */

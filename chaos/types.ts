@@ -25,7 +25,18 @@ export interface SectionRecord {
    * Each call to `lock.extend()` (the renewal's included), stamped by the harness BEFORE the call,
    * and whether the call resolved. The checker counts an extension only if the masters confirm it.
    */
-  extensions: { at: number; ok: boolean }[];
+  extensions: {
+    at: number;
+    ok: boolean;
+    /** When the call resolved, and the deadline the holder then believed (now + `lock.validity`). */
+    doneAt?: number;
+    deadline?: number;
+  }[];
+  /**
+   * The deadline the holder believed when the lock was handed to it: the shared clock read first,
+   * then `lock.validity`, summed (a stall between the two reads can only make it err low).
+   */
+  claimedDeadline?: number;
   /** The lock's validity deadline as the library last knew it (updated after each extension). */
   deadline: number;
   /** When the lock's signal aborted, if it did. */

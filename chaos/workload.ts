@@ -10,6 +10,7 @@
  */
 import { Inject, Injectable, Module, type INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { Redis } from 'ioredis';
 import { setImmediate as tick, setTimeout as sleep } from 'node:timers/promises';
 import type * as LibModule from 'nestjs-quorum-lock';
 import { sharedNow } from './clock.js';
@@ -50,6 +51,12 @@ export interface WorkloadConfig {
   retryDelay: number;
   retryJitter: number;
   acquireTimeout: number;
+  /**
+   * Clients (by id) that hand the library their own ioredis clients, one per master, with a jittered
+   * `retryStrategy` (20–420 ms): after a master restarts, their command and subscriber connections
+   * (the subscriber is a duplicate) come back in either order.
+   */
+  userClients?: string[];
   /** Opt in to masters whose `maxmemory-policy` can evict keys (the evicting-master phase). */
   allowEvictingMasters?: boolean;
 }
@@ -100,14 +107,31 @@ export function createWorkload(lib: Lib, config: WorkloadConfig, hooks: Workload
   // Per-call options; `fencing` is per call on purpose (the module option is set as well).
   const lockedOptions: LibModule.LockedOptions = { ttl, fencing: config.fencing, ...retry };
   const usingOptions: LibModule.AcquireOptions = { fencing: config.fencing, ...retry };
-  // Every other cold section through `using` overrides the module option with `fencing: false`, so
+  // Every other section through `using` (cold and hot) overrides the module option with `fencing: false`, so
   // that the unfenced acquire path runs too. Those holders are left out of the token checks.
   const unfencedOptions: LibModule.AcquireOptions = { fencing: false, ...retry };
+
+  // An app-supplied client per master (userClients): the library neither opens nor closes it.
+  const userNodes = config.userClients?.includes(client)
+    ? config.nodes.map((url) => {
+        const redis = new Redis(url, {
+          lazyConnect: true,
+          enableOfflineQueue: false,
+          retryStrategy: () => 20 + Math.floor(Math.random() * 400),
+        });
+        redis.on('error', () => undefined);
+        return redis;
+      })
+    : undefined;
 
   /** The critical section, the same whichever way the lock was taken. */
   async function body(lock: Lock, resource: string, plan: Plan): Promise<void> {
     const rec = plan.rec;
     rec.start = sharedNow();
+    // The holder's claim, before anything else: the clock first, the validity after, so that a stall
+    // between the two reads can only make the claimed deadline err low (the checker needs no excuse).
+    const claimFrom = sharedNow();
+    rec.claimedDeadline = claimFrom + lock.validity;
     rec.value = lock.value;
     rec.fencingToken = lock.fencingToken;
     // Validity first, the clock after: a preemption in between can only move the deadline later.
@@ -136,11 +160,13 @@ export function createWorkload(lib: Lib, config: WorkloadConfig, hooks: Workload
       configurable: true,
       writable: true,
       value: async (newTtl?: number) => {
-        const ext = { at: sharedNow(), ok: false };
+        const ext: SectionRecord['extensions'][number] = { at: sharedNow(), ok: false };
         rec.extensions!.push(ext);
         try {
           await extend(newTtl);
           ext.ok = true;
+          const doneAt = sharedNow();
+          Object.assign(ext, { doneAt, deadline: doneAt + lock.validity });
         } finally {
           track();
         }
@@ -211,7 +237,7 @@ export function createWorkload(lib: Lib, config: WorkloadConfig, hooks: Workload
   @Module({
     imports: [
       lib.RedlockModule.forRoot({
-        nodes: config.nodes,
+        nodes: userNodes ?? config.nodes,
         ttl,
         commandTimeout: config.commandTimeout,
         connectTimeout: 2_000,
@@ -249,7 +275,10 @@ export function createWorkload(lib: Lib, config: WorkloadConfig, hooks: Workload
           : Math.floor(Math.random() * config.coldResources);
       const resource = `${phase}:${hot ? 'hot' : 'cold'}:${slot}`;
       const via = turn % 2 === 0 ? 'locked' : 'using';
-      const unfenced = !hot && turn % 4 === 1; // every other cold `using` section
+      // Every other `using` section runs unfenced (`fencing: false`): on cold keys the unfenced acquire
+      // path runs too, and on hot keys a release hands the key straight to such a waiter's ticket
+      // (a fenced waiter's ticket gets a reservation and takes its token in a round of its own).
+      const unfenced = turn % 4 === (hot ? 3 : 1);
       turn++;
       const [lo, hi] = long ? config.hotLongHoldMs : hot ? config.hotHoldMs : config.coldHoldMs;
       const hold = rand(lo, hi);
@@ -315,6 +344,7 @@ export function createWorkload(lib: Lib, config: WorkloadConfig, hooks: Workload
       running = false;
       await Promise.all(workers);
       await app?.close();
+      for (const redis of userNodes ?? []) redis.disconnect();
       register.close();
       stopLagMonitor?.();
     },

@@ -98,6 +98,7 @@ function expectSafe({ result, check }: { result: PhaseResult; check: PhaseCheck 
   expect(check.failures.other).toBe(0);
   // Everything the independent oracle (the masters' own history) and the other checks fail a run on.
   expect(check.oracle.events).toBeGreaterThan(0);
+  expect(check.claims.grants).toBeGreaterThan(0); // every holder's claim was checked against the masters' history
   expect(check.problems).toEqual([]);
 }
 

@@ -1,7 +1,8 @@
 /**
- * The checker must be able to fail: three cheap planted bugs of chaos/mutants.ts that a no-fault pass can show (quorum-of-1 needs a fault since handoff serialises contenders on the masters), each applied
- * to a copy of lib/ and run through a short in-process chaos pass (no fault, hot contention), must
- * each be caught. `npm run chaos -- --mutants` runs all of them, with client processes.
+ * The checker must be able to fail: four cheap planted bugs of chaos/mutants.ts (three a no-fault
+ * pass shows; an overstated acquire validity needs slowed links), each applied to a copy of lib/ and
+ * run through a short in-process chaos pass of its mutant's fault (hot contention), must each be
+ * caught. Every planted bug's patch must still apply to today's lib/. `npm run chaos -- --mutants` runs all of them, with client processes.
  */
 import 'reflect-metadata';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -83,8 +84,13 @@ describe("planted bugs still apply to today's lib/", () => {
   });
 });
 
-describe('planted bugs are caught by the chaos checker (in-process, no fault, hot contention)', () => {
-  for (const name of ['renewal-stops-silently', 'release-without-value-check', 'fencing-not-increasing']) {
+describe('planted bugs are caught by the chaos checker (in-process, hot contention)', () => {
+  for (const name of [
+    'renewal-stops-silently',
+    'release-without-value-check',
+    'fencing-not-increasing',
+    'acquire-validity-from-round-end', // a claim past the masters' window: links slowed 40 ms each way
+  ]) {
     it(`${name}: at least one check fails the pass`, async () => {
       const mutant = MUTANTS.find((m) => m.name === name)!;
       // A copy of lib/ inside the repository (git-ignored), so that Jest transforms it like the sources.
@@ -93,7 +99,15 @@ describe('planted bugs are caught by the chaos checker (in-process, no fault, ho
       const lib = (await import(
         `../../dist-chaos/jest-mutants/${name}/index.js`
       )) as typeof import('../../lib/index.js');
-      const spec = { id: `jm-${name}`, fault: 'none' as const, guard: true, fencing: true, seconds: 4, title: 'none' };
+      const spec = {
+        id: `jm-${name}`,
+        fault: mutant.phase.fault,
+        guard: true,
+        fencing: true,
+        seconds: 4,
+        title: mutant.phase.fault,
+        variants: mutant.phase.variants,
+      };
       const clients = ['c1', 'c2', 'c3'].map((id) => new InProcessClient(id, lib));
       const check = checkPhase(await runPhase(cluster, spec, clients, settings, register));
       // The pass did real contended work (a loaded machine manages fewer sections; none would prove nothing).
