@@ -10,7 +10,8 @@ import type { Lock, LockIssuer } from './lock.js';
  * inside) joins it at once, before waiting for its turn; when the body settles the frame closes, and
  * the call keeps its locks held (and renewed) until every call that joined has settled. A call that
  * comes later (a timer firing after the holder returned) finds the frame closed and acquires the lock
- * like any other caller.
+ * like any other caller. A call that holds a frame's turn holds all of that frame's locks: its own
+ * frame lists them too, so the calls it makes never wait for the turn it holds.
  */
 class HoldFrame {
   static #ids = 0;

@@ -250,6 +250,34 @@ describe('reentrant siblings take turns; nesting never deadlocks (3 masters)', (
     await expectAbsentOnAll(set.clients, `lock:${c}`);
   }, 20_000);
 
+  it('the shared locks pass down the turns: a fire-and-forget call two turns below the frame that inherited `c` runs', async () => {
+    const redlock = await set.redlock({ commandTimeout: 200 });
+    const a = resourceName('share-a');
+    const c = resourceName('share-c');
+    let ran = false;
+    const all = redlock.using(c, 2_000, () =>
+      redlock.using([a, c], 2_000, () =>
+        redlock.using(
+          a,
+          2_000,
+          () =>
+            redlock.using(
+              a,
+              2_000,
+              async () => {
+                void redlock.using([a, c], 2_000, () => (ran = true), noWaiting).catch(() => undefined);
+                return 'D done';
+              },
+              noWaiting,
+            ),
+          noWaiting,
+        ),
+      ),
+    );
+    const { value, error } = await timed(Promise.race([all, stuck(8_000)]));
+    expect({ value, error, ran }).toEqual({ value: 'D done', error: undefined, ran: true });
+  }, 20_000);
+
   it('the same call awaited inside its parent runs and returns', async () => {
     const redlock = await set.redlock({ commandTimeout: 200 });
     const a = resourceName('share-a');
