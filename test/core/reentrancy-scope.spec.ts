@@ -210,7 +210,8 @@ describe('reentrant siblings take turns; nesting never deadlocks (3 masters)', (
    * X inside C needs `a` and `c`. C holds H1's turn until its own frame drains, so X must find both
    * locks in C's frame and never wait for a turn its own caller holds.
    */
-  const stuck = (ms: number) => sleep(ms).then(() => 'stuck' as const);
+  // Unref'd: a call that settles leaves no timer keeping the test process alive.
+  const stuck = (ms: number) => sleep(ms, 'stuck' as const, { ref: false });
 
   it('a fire-and-forget call needing a lock its parent shares with a grandparent frame runs, under both locks, and its parent returns', async () => {
     const redlock = await set.redlock({ commandTimeout: 200 });
