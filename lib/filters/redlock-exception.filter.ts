@@ -89,7 +89,8 @@ interface WsClient {
  * - any other `RedlockError` (e.g. the application is shutting down) → `lock-unavailable`, **503**.
  *
  * Each context gets its own shape:
- * - **HTTP** (Express, Fastify, through `HttpAdapterHost`): status and body `{ statusCode, reason, message }`;
+ * - **HTTP** (Express, Fastify; through `HttpAdapterHost`, or the response object itself when built
+ *   without it): status and body `{ statusCode, reason, message }`;
  * - **RPC** (microservices): the client's Observable errors with `{ status: 'error', reason, message }`;
  * - **WebSocket**: the client's `exception` event carries `{ status: 'error', reason, message }`.
  *   Nest applies no global filter to gateways: put `@UseFilters(RedlockExceptionFilter)` on the gateway;
