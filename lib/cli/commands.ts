@@ -6,7 +6,7 @@ import { lockKeyOfClusterStem } from '../core/cluster-keys.js';
 import { inspectResource, type LockInspection, type MasterHolding } from '../core/inspect.js';
 import type { Master } from '../core/master.js';
 import { REDLOCK_DEFAULTS } from '../core/options.js';
-import { redact, redactUrl, secretsOf } from '../core/redact.js';
+import { redact, redactUrl, safeDecode, secretsOf } from '../core/redact.js';
 import { quorumOf } from '../core/votes.js';
 
 const USAGE = `Usage:
@@ -129,18 +129,10 @@ function shownNode(text: string): string {
 
 class UsageError extends Error {}
 
-function safeDecode(s: string): string {
-  try {
-    return decodeURIComponent(s);
-  } catch {
-    return s;
-  }
-}
-
 function scrub(text: string, nodes: readonly Node[]): string {
   return redact(
     text,
-    nodes.flatMap((n) => n.secrets).sort((a, b) => b.length - a.length),
+    nodes.flatMap((n) => n.secrets),
   );
 }
 

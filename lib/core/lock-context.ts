@@ -10,7 +10,8 @@ import type { Lock, LockIssuer } from './lock.js';
  * inside) joins it at once, before waiting for its turn; when the body settles the frame closes, and
  * the call keeps its locks held (and renewed) until every call that joined has settled. A call that
  * comes later (a timer firing after the holder returned) finds the frame closed and acquires the lock
- * like any other caller.
+ * like any other caller. A call that holds a frame's turn holds all of that frame's locks: its own
+ * frame lists them too, so the calls it makes never wait for the turn it holds.
  */
 class HoldFrame {
   static #ids = 0;
@@ -115,8 +116,13 @@ export class ChainEntry {
   readonly #leaves: (() => void)[];
 
   /** @internal */
-  static create(inherited: readonly Lock[], missing: readonly string[], leaves: (() => void)[]): ChainEntry {
-    return new ChainEntry(inherited, missing, leaves);
+  static create(
+    inherited: readonly Lock[],
+    missing: readonly string[],
+    leaves: (() => void)[],
+    shared: readonly Lock[] = [],
+  ): ChainEntry {
+    return new ChainEntry(inherited, missing, leaves, shared);
   }
 
   /** Entries come from `enterChain`. */
@@ -126,17 +132,24 @@ export class ChainEntry {
     /** The resources no open frame of the chain holds: acquire them. */
     readonly missing: readonly string[],
     leaves: (() => void)[],
+    /**
+     * The other locks of the frames whose turn this call holds. Nobody else may use them until it
+     * hands the turns on, and it does so only once its own calls settled: so its calls must find
+     * them in its frame, never wait for a turn their caller holds.
+     */
+    readonly shared: readonly Lock[],
   ) {
     this.#leaves = leaves;
   }
 
   /**
-   * Runs `fn` in a new frame holding `own` (if any) and the inherited locks. After `fn` settles, waits
+   * Runs `fn` in a new frame holding `own` (if any), the inherited locks and the shared ones (see
+   * `shared`; `fn` gets `own` or the first inherited lock). After `fn` settles, waits
    * until every call that entered the new frame has settled, then runs `release` and hands the
    * turns on. Returns `fn`'s result or error.
    */
   async run<T>(own: Lock | undefined, fn: (lock: Lock) => Promise<T> | T, release: () => Promise<void>): Promise<T> {
-    const locks = own ? [own, ...this.inherited] : [...this.inherited];
+    const locks = [...(own ? [own] : []), ...this.inherited, ...this.shared];
     const frame = new HoldFrame(locks, storage.getStore());
     try {
       return await storage.run(frame, () => fn(locks[0]));
@@ -225,7 +238,9 @@ async function takeTurns(
     if (used.has(entry.frame)) leaves.push(() => leave(entry));
     else leave(entry); // none of its locks is used: hand it on now
   }
-  return ChainEntry.create([...inherited], missing, leaves);
+  // Holding a frame's turn means holding all of its locks: the calls made in this one find them here.
+  const shared = new Set([...used].flatMap((frame) => frame.locks).filter((lock) => !inherited.has(lock)));
+  return ChainEntry.create([...inherited], missing, leaves, [...shared]);
 }
 
 /** The innermost open frame of the chain holding `key` for `issuer`; throws the reason of a lost one. */

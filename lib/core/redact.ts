@@ -11,20 +11,50 @@
 const USER_INFO = /^([("'`[<{]*(?![("'`[<{])(?:[a-z][a-z0-9+.-]*(?::|(?=\/)))?\/*)(.+)@/is;
 
 /**
+ * Query parameters that carry a credential. ioredis copies every query parameter of a node URL into
+ * its options, so `redis://host:6379?password=pw` is a password like `redis://:pw@host:6379`.
+ */
+const SECRET_PARAMS = new Set([
+  'password',
+  'pass',
+  'pwd',
+  'auth',
+  'username',
+  'user',
+  'sentinelpassword',
+  'sentinelusername',
+]);
+
+/** `?password=…` / `&auth=…` in a word: the value runs to the next `&`, `#` or the word's end. */
+const SECRET_QUERY = /([?&;]([^=&?#;]+)=)([^&#;]*)/g;
+
+/**
  * Any `…user:pw@host…` in `text` → `…***@host…`: every whitespace-separated word with an `@`
  * loses what comes between its scheme (and slashes) and its last `@`, so a malformed URL such as
- * `redis//:pw@host:1` is redacted like a well-formed one.
+ * `redis//:pw@host:1` is redacted like a well-formed one. A credential in the query
+ * (`?password=pw`, also `pass`, `auth`, `username`, `sentinelPassword`) becomes `?password=***`.
  *
  * @example
  * redactUrl('bad node "redis//:secret@db:1"'); // 'bad node "redis//***@db:1"'
+ * redactUrl('redis://db:x?password=secret'); // 'redis://db:x?password=***'
  */
 export function redactUrl(text: string): string {
-  return text.replace(/\S+/g, (word) => (word.includes('@') ? word.replace(USER_INFO, '$1***@') : word));
+  return text.replace(/\S+/g, (word) => {
+    let out = word.includes('@') ? word.replace(USER_INFO, '$1***@') : word;
+    if (out.includes('='))
+      out = out.replace(SECRET_QUERY, (all, head: string, name: string) => (isSecretParam(name) ? `${head}***` : all));
+    return out;
+  });
+}
+
+function isSecretParam(name: string): boolean {
+  return SECRET_PARAMS.has(safeDecode(name).trim().toLowerCase());
 }
 
 /**
- * A text that may quote a node or a connection string, with the given secrets (longest first)
- * and any user info removed.
+ * A text that may quote a node or a connection string, with the given secrets and any user info or
+ * query credential removed. Longer secrets are replaced first, so a secret that contains another
+ * is replaced whole.
  *
  * @example
  * redact(error.message, secretsOf(nodes));
@@ -32,7 +62,7 @@ export function redactUrl(text: string): string {
 export function redact(text: string, secrets: readonly string[] = []): string {
   let out = text;
   // Secrets first: a password with a space would otherwise be split across words by redactUrl.
-  for (const s of secrets) if (s.length >= 1) out = out.split(s).join('***');
+  for (const s of [...secrets].sort((a, b) => b.length - a.length)) if (s.length >= 1) out = out.split(s).join('***');
   return redactUrl(out);
 }
 
@@ -59,6 +89,7 @@ export function secretsOf(nodes: readonly unknown[]): string[] {
           add(info); // redis://password@host
         else if (colon < info.length - 1) add(info.slice(colon + 1));
       }
+      for (const value of queryCredentials(node)) add(value);
     } else if (node !== null && typeof node === 'object') {
       const o = ((node as { options?: unknown }).options ?? node) as Record<string, unknown>;
       if (typeof o.password === 'string' && o.password) found.add(o.password);
@@ -70,7 +101,27 @@ export function secretsOf(nodes: readonly unknown[]): string[] {
   return [...found].filter((s) => s.length >= 3).sort((a, b) => b.length - a.length);
 }
 
-function safeDecode(s: string): string {
+/** The values of the credential parameters in a node string's query, read tolerantly (no URL parse). */
+function queryCredentials(node: string): string[] {
+  const query = node.slice(node.indexOf('?') + 1);
+  if (query.length === node.length) return [];
+  const values: string[] = [];
+  for (const pair of query.split(/[&;]/)) {
+    const eq = pair.indexOf('=');
+    if (eq > 0 && isSecretParam(pair.slice(0, eq))) values.push(pair.slice(eq + 1).split('#')[0]);
+  }
+  // A value that a space cut (`?password=a b`) is scrubbed whole, and by its first word.
+  return values.flatMap((v) => [v, ...v.split(/\s+/)]).filter((v) => v.length > 0);
+}
+
+/**
+ * `decodeURIComponent`, or the text unchanged when it is not valid percent-encoding.
+ *
+ * @example
+ * safeDecode('p%40ss'); // 'p@ss'
+ * safeDecode('100%'); // '100%'
+ */
+export function safeDecode(s: string): string {
   try {
     return decodeURIComponent(s);
   } catch {

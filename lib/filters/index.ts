@@ -1,1 +1,5 @@
-export { RedlockExceptionFilter, type RedlockHttpAnswer } from './redlock-exception.filter.js';
+export {
+  RedlockExceptionFilter,
+  type RedlockHttpAnswer,
+  type RedlockAnswerContext,
+} from './redlock-exception.filter.js';

@@ -1,4 +1,13 @@
-import { Catch, HttpStatus, Inject, Optional, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
+import {
+  Catch,
+  HttpStatus,
+  Inject,
+  Logger,
+  Optional,
+  type ArgumentsHost,
+  type ContextType,
+  type ExceptionFilter,
+} from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { throwError, type Observable } from 'rxjs';
 import { quote } from '../errors/quote.js';
@@ -8,7 +17,15 @@ import { LockLostError } from '../errors/lock-lost.error.js';
 import { RedlockError } from '../errors/redlock.error.js';
 import { graphqlErrorOf } from './graphql-error.js';
 
-/** The answer `RedlockExceptionFilter` gives for an error, in every context. */
+/**
+ * The answer `RedlockExceptionFilter` gives for an error, in every context: HTTP uses all of it,
+ * RPC and WebSocket send `{ status: 'error', reason, message }`, GraphQL `message` with
+ * `extensions.reason`.
+ *
+ * @example
+ * const answer: RedlockHttpAnswer = { statusCode: 429, reason: 'lock-busy', message: 'Busy; retry in a second.', retryAfter: 1 };
+ * @publicApi
+ */
 export interface RedlockHttpAnswer {
   /** The HTTP status (HTTP only). */
   statusCode: number;
@@ -18,6 +35,30 @@ export interface RedlockHttpAnswer {
   message: string;
   /** Seconds for the `Retry-After` header, when the restart guard says how long the masters are distrusted (HTTP only). */
   retryAfter?: number;
+}
+
+/**
+ * The context `RedlockExceptionFilter.answer()` answers in: `host.getType()`, one of Nest's
+ * `ContextType`s or `'graphql'` (the `@nestjs/graphql` context). Any other string is a custom
+ * transport's (and keeps overrides typed `context?: string` compiling).
+ *
+ * @example
+ * const context: RedlockAnswerContext = host.getType<RedlockAnswerContext>();
+ * @publicApi
+ */
+export type RedlockAnswerContext = ContextType | 'graphql' | (string & {});
+
+/** Express's response (`status().json()`), Fastify's reply (`code().send()`) or Node's own. */
+interface HttpResponse {
+  status?: (code: number) => HttpResponse;
+  json?: (body: unknown) => unknown;
+  code?: (code: number) => HttpResponse;
+  header?: (name: string, value: string) => unknown;
+  send?: (body: unknown) => unknown;
+  setHeader?: (name: string, value: string) => unknown;
+  writeHead?: (code: number, headers: Record<string, string>) => unknown;
+  end?: (body: string) => unknown;
+  headersSent?: boolean;
 }
 
 /** What an RPC or WebSocket client receives: Nest's `{ status: 'error', message }` with the reason. */
@@ -48,7 +89,8 @@ interface WsClient {
  * - any other `RedlockError` (e.g. the application is shutting down) → `lock-unavailable`, **503**.
  *
  * Each context gets its own shape:
- * - **HTTP** (Express, Fastify, through `HttpAdapterHost`): status and body `{ statusCode, reason, message }`;
+ * - **HTTP** (Express, Fastify; through `HttpAdapterHost`, or the response object itself when built
+ *   without it): status and body `{ statusCode, reason, message }`;
  * - **RPC** (microservices): the client's Observable errors with `{ status: 'error', reason, message }`;
  * - **WebSocket**: the client's `exception` event carries `{ status: 'error', reason, message }`.
  *   Nest applies no global filter to gateways: put `@UseFilters(RedlockExceptionFilter)` on the gateway;
@@ -68,16 +110,29 @@ interface WsClient {
  */
 @Catch(RedlockError)
 export class RedlockExceptionFilter implements ExceptionFilter<RedlockError> {
-  /** @param adapterHost needed for HTTP; a microservice or gateway may go without. */
+  /**
+   * @param adapterHost replies over HTTP through Nest's adapter. Without it (`new RedlockExceptionFilter()`)
+   *   the filter replies through Express's or Fastify's response object itself.
+   */
   constructor(@Optional() @Inject(HttpAdapterHost) private readonly adapterHost?: HttpAdapterHost) {}
 
   /**
    * Answers `error` in the shape of `host`'s context: replies over HTTP, returns the failing
    * Observable Nest sends to an RPC client, emits `exception` to a WebSocket client, rejects with
-   * a `GraphQLError` in a resolver; rethrows in any other context.
+   * a `GraphQLError` in a resolver; rethrows in any other context. A subclass that overrides it
+   * must `return super.catch(error, host)`: RPC and GraphQL answer through the returned value.
+   *
+   * @example
+   * \@Catch(RedlockError)
+   * class AuditedRedlockFilter extends RedlockExceptionFilter {
+   *   catch(error: RedlockError, host: ArgumentsHost) {
+   *     audit.record(error.name);
+   *     return super.catch(error, host);
+   *   }
+   * }
    */
   catch(error: RedlockError, host: ArgumentsHost): Observable<never> | Promise<never> | void {
-    const context = host.getType<string>();
+    const context = host.getType<RedlockAnswerContext>();
     switch (context) {
       case 'http':
         return this.#replyHttp(error, host);
@@ -99,18 +154,41 @@ export class RedlockExceptionFilter implements ExceptionFilter<RedlockError> {
 
   #replyHttp(error: RedlockError, host: ArgumentsHost): void {
     const httpAdapter = this.adapterHost?.httpAdapter;
-    if (!httpAdapter) throw error; // constructed without HttpAdapterHost: Nest answers as for any error
     const response: unknown = host.switchToHttp().getResponse();
     const { retryAfter, ...body } = this.answer(error, 'http');
-    if (retryAfter !== undefined) httpAdapter.setHeader(response, 'Retry-After', String(retryAfter));
-    httpAdapter.reply(response, body, body.statusCode);
+    if (httpAdapter) {
+      if (retryAfter !== undefined) httpAdapter.setHeader(response, 'Retry-After', String(retryAfter));
+      httpAdapter.reply(response, body, body.statusCode);
+      return;
+    }
+    // Built without HttpAdapterHost (`new RedlockExceptionFilter()` in main.ts): reply as the adapter would.
+    if (replyDirectly(response as HttpResponse, body, retryAfter)) return;
+    if (!warnedNoAdapter) {
+      warnedNoAdapter = true;
+      new Logger('RedlockExceptionFilter').warn(
+        'RedlockExceptionFilter cannot reply on this HTTP server without HttpAdapterHost, so lock errors ' +
+          "get Nest's 500: use app.useGlobalFilters(new RedlockExceptionFilter(app.get(HttpAdapterHost))) " +
+          'or provide it as APP_FILTER.',
+      );
+    }
+    throw error;
   }
 
   /**
-   * The status, reason and message for `error` in `context` (`host.getType()`: `'http'`, `'rpc'`,
-   * `'ws'`, `'graphql'`). HTTP messages name no resource; the others name the resources.
+   * The status, reason and message for `error` in `context` (`host.getType()`). HTTP messages name
+   * no resource; the others name the resources. Override it to change any of them, per context.
+   *
+   * @example
+   * \@Catch(RedlockError)
+   * class TooManyRequestsFilter extends RedlockExceptionFilter {
+   *   protected answer(error: RedlockError, context?: RedlockAnswerContext): RedlockHttpAnswer {
+   *     const answer = super.answer(error, context);
+   *     if (answer.reason !== 'lock-busy') return answer;
+   *     return context === 'http' ? { ...answer, statusCode: 429, retryAfter: 1 } : { ...answer, message: 'Busy: retry.' };
+   *   }
+   * }
    */
-  protected answer(error: RedlockError, context = 'http'): RedlockHttpAnswer {
+  protected answer(error: RedlockError, context: RedlockAnswerContext = 'http'): RedlockHttpAnswer {
     const resources = context === 'http' ? undefined : resourcesOf(error);
     if (error instanceof LockAcquisitionError) {
       if (error.busy)
@@ -154,6 +232,38 @@ export class RedlockExceptionFilter implements ExceptionFilter<RedlockError> {
       message: 'Locks are unavailable right now; try again later.',
     };
   }
+}
+
+/** One warning per process when the filter cannot reply over HTTP: the fix is the same everywhere. */
+let warnedNoAdapter = false;
+
+/**
+ * Replies with `body` through Express's or Fastify's response object, or Node's own, the way Nest's
+ * adapters do. False when `response` is none of them.
+ */
+function replyDirectly(response: HttpResponse, body: object & { statusCode: number }, retryAfter?: number): boolean {
+  if (typeof response !== 'object' || response === null) return false;
+  const retry = retryAfter === undefined ? undefined : String(retryAfter);
+  if (typeof response.code === 'function' && typeof response.send === 'function') {
+    // Fastify's reply (Express's response has no `code`)
+    if (retry !== undefined) response.header?.('Retry-After', retry);
+    response.code(body.statusCode).send?.(body);
+    return true;
+  }
+  if (typeof response.status === 'function' && typeof response.json === 'function') {
+    if (retry !== undefined) response.setHeader?.('Retry-After', retry);
+    response.status(body.statusCode).json?.(body);
+    return true;
+  }
+  if (typeof response.writeHead === 'function' && typeof response.end === 'function' && !response.headersSent) {
+    response.writeHead(body.statusCode, {
+      'Content-Type': 'application/json; charset=utf-8',
+      ...(retry === undefined ? {} : { 'Retry-After': retry }),
+    });
+    response.end(JSON.stringify(body));
+    return true;
+  }
+  return false;
 }
 
 /** The RPC and WebSocket payload of an answer: no status code, no Retry-After. */

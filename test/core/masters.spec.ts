@@ -285,6 +285,25 @@ describe('nodes entries are trimmed and checked, and never leak a password', () 
     ['a password with a slash', [`redis://:${secret}/x@db.example:1`], 'nodes[0]', /./],
     ['a URL that ends at its user info', [`redis://:${secret}@`], 'nodes[0]', /./],
     ['a password with a space', [`redis://:${secret} x@db.example:1`], 'nodes[0]', /contains a space/],
+    // ioredis reads every query parameter as an option: `?password=` is a password too.
+    [
+      'a bad port with a password in the query',
+      [`redis://db.example:notaport?password=${secret}`],
+      'nodes[0]',
+      /bad port/,
+    ],
+    [
+      'a bad port with a password after another query parameter',
+      [`redis://db.example:notaport?db=1&password=${encodeURIComponent(secret)}&x`],
+      'nodes[0]',
+      /bad port/,
+    ],
+    [
+      'a space in a URL with a sentinel password in the query',
+      [`redis://db.example:1?sentinelPassword=${secret} x`],
+      'nodes[0]',
+      /contains a space/,
+    ],
     [
       'the same master spelled ::ffff:127.0.0.1',
       ['redis://127.0.0.1:7001', 'redis://[::ffff:127.0.0.1]:7001'],

@@ -3,7 +3,7 @@
  * masters (3 redis-server processes started by the test).
  */
 import { describe, expect, it } from '@jest/globals';
-import { now, resourceName, sleep, useMasters, valuesOn, expectAbsentOnAll, waitFor } from '../support/index.js';
+import { now, resourceName, sleep, timed, useMasters, valuesOn, expectAbsentOnAll, waitFor } from '../support/index.js';
 import { currentLock, LockAcquisitionError, LockLostError, type Lock, type Redlock } from '../../lib/index.js';
 
 /** Counts how many bodies run at once. */
@@ -204,6 +204,93 @@ describe('reentrant siblings take turns; nesting never deadlocks (3 masters)', (
     expect(state.most).toBe(1);
     await expectAbsentOnAll(set.clients, `lock:${other}`);
   });
+
+  /**
+   * H0 holds `c`; H1 = using([a, c]) acquires `a` and inherits `c`; C = using(a) takes H1's turn;
+   * X inside C needs `a` and `c`. C holds H1's turn until its own frame drains, so X must find both
+   * locks in C's frame and never wait for a turn its own caller holds.
+   */
+  // Unref'd: a call that settles leaves no timer keeping the test process alive.
+  const stuck = (ms: number) => sleep(ms, 'stuck' as const, { ref: false });
+
+  it('a fire-and-forget call needing a lock its parent shares with a grandparent frame runs, under both locks, and its parent returns', async () => {
+    const redlock = await set.redlock({ commandTimeout: 200 });
+    const contender = await set.redlock({ commandTimeout: 200 });
+    const a = resourceName('share-a');
+    const c = resourceName('share-c');
+    const seen: { heldA?: boolean; heldC?: boolean; contender?: unknown } = {};
+    const all = redlock.using(c, 2_000, () =>
+      redlock.using([a, c], 2_000, () =>
+        redlock.using(
+          a,
+          2_000,
+          async () => {
+            void redlock
+              .using(
+                [a, c],
+                2_000,
+                async () => {
+                  seen.heldA = currentLock(a)?.isHeld;
+                  seen.heldC = currentLock(c)?.isHeld;
+                  seen.contender = await contender.tryAcquire(c, 1_000).catch((error: unknown) => error);
+                },
+                noWaiting,
+              )
+              .catch((error: unknown) => (seen.contender = error));
+            return 'C done';
+          },
+          noWaiting,
+        ),
+      ),
+    );
+    const { value, error, ms } = await timed(Promise.race([all, stuck(8_000)]));
+    expect({ value, error }).toEqual({ value: 'C done', error: undefined });
+    expect(ms).toBeLessThan(8_000);
+    expect(seen).toEqual({ heldA: true, heldC: true, contender: null });
+    await expectAbsentOnAll(set.clients, `lock:${a}`);
+    await expectAbsentOnAll(set.clients, `lock:${c}`);
+  }, 20_000);
+
+  it('the shared locks pass down the turns: a fire-and-forget call two turns below the frame that inherited `c` runs', async () => {
+    const redlock = await set.redlock({ commandTimeout: 200 });
+    const a = resourceName('share-a');
+    const c = resourceName('share-c');
+    let ran = false;
+    const all = redlock.using(c, 2_000, () =>
+      redlock.using([a, c], 2_000, () =>
+        redlock.using(
+          a,
+          2_000,
+          () =>
+            redlock.using(
+              a,
+              2_000,
+              async () => {
+                void redlock.using([a, c], 2_000, () => (ran = true), noWaiting).catch(() => undefined);
+                return 'D done';
+              },
+              noWaiting,
+            ),
+          noWaiting,
+        ),
+      ),
+    );
+    const { value, error } = await timed(Promise.race([all, stuck(8_000)]));
+    expect({ value, error, ran }).toEqual({ value: 'D done', error: undefined, ran: true });
+  }, 20_000);
+
+  it('the same call awaited inside its parent runs and returns', async () => {
+    const redlock = await set.redlock({ commandTimeout: 200 });
+    const a = resourceName('share-a');
+    const c = resourceName('share-c');
+    const all = redlock.using(c, 2_000, () =>
+      redlock.using([a, c], 2_000, () =>
+        redlock.using(a, 2_000, () => redlock.using([a, c], 2_000, () => 'X done', noWaiting), noWaiting),
+      ),
+    );
+    const { value, error } = await timed(Promise.race([all, stuck(8_000)]));
+    expect({ value, error }).toEqual({ value: 'X done', error: undefined });
+  }, 20_000);
 });
 
 describe('a call never runs inside a lock that is gone (3 masters)', () => {

@@ -81,16 +81,21 @@ class LocksController {
 })
 class AppModule {}
 
+// `new RedlockExceptionFilter()` (as in a microservice's main.ts) must answer HTTP the same way.
 describe.each([
-  ['Express', () => new ExpressAdapter()],
-  ['Fastify', () => new FastifyAdapter()],
-])('RedlockExceptionFilter on %s', (_name, adapter) => {
+  ['Express', () => new ExpressAdapter(), true],
+  ['Fastify', () => new FastifyAdapter(), true],
+  ['Express, built without HttpAdapterHost', () => new ExpressAdapter(), false],
+  ['Fastify, built without HttpAdapterHost', () => new FastifyAdapter(), false],
+])('RedlockExceptionFilter on %s', (_name, adapter, withAdapterHost) => {
   let app: INestApplication;
   let base: string;
 
   beforeAll(async () => {
     app = await NestFactory.create(AppModule, adapter(), { logger: false });
-    app.useGlobalFilters(new RedlockExceptionFilter(app.get(HttpAdapterHost)));
+    app.useGlobalFilters(
+      withAdapterHost ? new RedlockExceptionFilter(app.get(HttpAdapterHost)) : new RedlockExceptionFilter(),
+    );
     await app.listen(0, '127.0.0.1');
     base = await app.getUrl();
   });

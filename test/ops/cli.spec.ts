@@ -249,6 +249,8 @@ describe('the nestjs-quorum-lock command-line inspector (built bin, real masters
       ['inspect', '--nodes', `redis//:s3cr3t-pw@127.0.0.1:${port}`],
       ['masters', '--nodes', `redis:/:s3cr3t-pw@127.0.0.1:${port}`],
       ['masters', '--nodes', `redis://:s3cr3t-pw/x@127.0.0.1:${port}`],
+      ['masters', '--nodes', 'redis://127.0.0.1:notaport?password=s3cr3t-pw'],
+      ['inspect', '--nodes', `redis://127.0.0.1:${port}?password=wr0ng-pw`],
     ]) {
       const res = await cli(...args);
       const all = res.stdout + res.stderr;

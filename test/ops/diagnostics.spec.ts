@@ -93,7 +93,15 @@ describe('diagnostics channels', () => {
     // tryAcquire on a held lock: one attempt, no wait; the lock was busy
     await expect(redlock.tryAcquire(resource, 1_000)).resolves.toBeNull();
     const tried = rec.events.filter((e) => e.kind === 'asyncEnd').at(-1)!.ctx;
-    expect(tried).toMatchObject({ operation: 'tryAcquire', outcome: 'busy', result: null });
+    expect(tried).toMatchObject({ operation: 'tryAcquire', outcome: 'busy', result: null, attempts: 1 });
+    // which masters refused, as for a busy acquire (docs/operations.md: end fields)
+    expect(tried.outcomes.map((o) => o!.status)).toEqual(['refused', 'refused', 'refused']);
+    // the same from another instance, which queues nothing for a single try
+    const other = await set.redlock();
+    await expect(other.tryAcquire(resource, 1_000)).resolves.toBeNull();
+    const triedElsewhere = rec.events.filter((e) => e.kind === 'asyncEnd').at(-1)!.ctx;
+    expect(triedElsewhere).toMatchObject({ operation: 'tryAcquire', outcome: 'busy', attempts: 1 });
+    expect(triedElsewhere.outcomes.map((o) => o!.status)).toEqual(['refused', 'refused', 'refused']);
     // onBusy: 'skip' (as @Locked uses it): skipped, not busy
     await expect(redlock.acquire(resource, 1_000, { onBusy: 'skip' })).resolves.toBeUndefined();
     expect(rec.events.filter((e) => e.kind === 'error').at(-1)!.ctx).toMatchObject({

@@ -14,19 +14,29 @@ import { MercuriusDriver, type MercuriusDriverConfig } from '@nestjs/mercurius';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import { Locked, RedlockExceptionFilter, RedlockModule, RedlockService } from '../../lib/index.js';
-import { useMasters } from '../support/index.js';
+import { useMasters, whilePaused } from '../support/index.js';
 import {
   CRITICAL_SECTION,
   CriticalSection,
   CustomAnswerFilter,
+  LOSABLE,
+  LossProbe,
   ONE_TRY,
+  expectNoMasterPort,
   expectNothingLeaked,
   transportOptions,
 } from './fixtures/critical-section.js';
 
+const probe = new LossProbe();
+
 const typeDefs = `
   type Query { ready: Boolean! }
-  type Mutation { work(id: ID): String, workOnce(id: ID): String, workOnceCustom(id: ID): String }
+  type Mutation {
+    work(id: ID): String
+    workOnce(id: ID): String
+    workOnceCustom(id: ID): String
+    workUntilLost(id: ID): String
+  }
 `;
 
 @Resolver()
@@ -51,6 +61,12 @@ class ItemsResolver {
   @Locked('gql-item:#id', ONE_TRY)
   workOnce(@Args('id') id: string): Promise<string> {
     return this.section.run(id, this.instance);
+  }
+
+  @Mutation('workUntilLost')
+  @Locked('gql-item:#id', LOSABLE)
+  workUntilLost(@Args('id') id: string): Promise<string> {
+    return probe.runUntilLost(id);
   }
 
   @Mutation('workOnceCustom')
@@ -145,6 +161,27 @@ describe.each(Object.entries(servers))('GraphQL on %s, two instances', (_server,
     } finally {
       await held.release();
     }
+  });
+
+  it('no quorum (two of three masters paused) answers LOCK_UNAVAILABLE, naming no master', async () => {
+    const response = await whilePaused(masters.masters.slice(0, 2), () => b.post('mutation { workOnce(id: "9") }'));
+    expect(response.data).toEqual({ workOnce: null });
+    const [error] = response.errors!;
+    expect(error.extensions).toEqual({ code: 'LOCK_UNAVAILABLE', reason: 'lock-unavailable' });
+    expect(error.message).toContain('"gql-item:9"');
+    expectNothingLeaked(response);
+    expectNoMasterPort(response, masters);
+  });
+
+  it('a lock lost while the resolver ran answers LOCK_LOST, naming no master', async () => {
+    const response = await probe.loseLockOf(masters, b.post('mutation { workUntilLost(id: "lost") }'));
+    expect(response.data).toEqual({ workUntilLost: null });
+    const [error] = response.errors!;
+    expect(error.extensions).toEqual({ code: 'LOCK_LOST', reason: 'lock-lost' });
+    expect(error.path).toEqual(['workUntilLost']);
+    expect(error.message).toContain('"gql-item:lost"');
+    expectNothingLeaked(response);
+    expectNoMasterPort(response, masters);
   });
 
   it('an argument that makes no key answers BAD_LOCK_KEY', async () => {

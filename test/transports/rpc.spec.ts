@@ -24,10 +24,15 @@ import {
   CRITICAL_SECTION,
   CriticalSection,
   CustomAnswerFilter,
+  LOSABLE,
+  LossProbe,
   ONE_TRY,
   expectErrorAnswer,
+  expectNoMasterPort,
   transportOptions,
 } from './fixtures/critical-section.js';
+
+const probe = new LossProbe();
 
 @Controller()
 class ItemsHandler {
@@ -53,6 +58,12 @@ class ItemsHandler {
   @Locked('rpc-item:#data.id', ONE_TRY)
   workOnceCustom(@Payload() data: { id: string }): Promise<string> {
     return this.section.run(data.id, this.instance);
+  }
+
+  @MessagePattern('work-until-lost')
+  @Locked('rpc-item:#data.id', LOSABLE)
+  workUntilLost(@Payload() data: { id: string }): Promise<string> {
+    return probe.runUntilLost(data.id);
   }
 
   @MessagePattern('own-error')
@@ -143,6 +154,13 @@ describe('TCP microservice, two instances', () => {
   it('no quorum (two of three masters paused) errors with lock-unavailable, naming no master', async () => {
     const answer = await whilePaused(masters.masters.slice(0, 2), () => errorOf(b.client, 'work-once', { id: '9' }));
     expectErrorAnswer(answer, 'lock-unavailable', 'rpc-item:9');
+    expectNoMasterPort(answer, masters);
+  });
+
+  it('a lock lost while the handler ran errors with lock-lost, naming no master', async () => {
+    const answer = await probe.loseLockOf(masters, errorOf(b.client, 'work-until-lost', { id: 'lost' }));
+    expectErrorAnswer(answer, 'lock-lost', 'rpc-item:lost');
+    expectNoMasterPort(answer, masters);
   });
 
   it("a subclass's answer() reaches the client", async () => {

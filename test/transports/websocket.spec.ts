@@ -10,16 +10,21 @@ import { Inject, UseFilters, type INestApplication } from '@nestjs/common';
 import { MessageBody, SubscribeMessage, WebSocketGateway } from '@nestjs/websockets';
 import { io, type Socket } from 'socket.io-client';
 import { Locked, RedlockExceptionFilter, RedlockService } from '../../lib/index.js';
-import { useMasters } from '../support/index.js';
+import { useMasters, whilePaused } from '../support/index.js';
 import { startHttpApp } from '../support/nest.js';
 import {
   CRITICAL_SECTION,
   CriticalSection,
   CustomAnswerFilter,
+  LOSABLE,
+  LossProbe,
   ONE_TRY,
   expectErrorAnswer,
+  expectNoMasterPort,
   transportOptions,
 } from './fixtures/critical-section.js';
+
+const probe = new LossProbe();
 
 @WebSocketGateway()
 @UseFilters(RedlockExceptionFilter)
@@ -39,6 +44,12 @@ class ItemsGateway {
   @Locked('ws-item:#data.id', ONE_TRY)
   workOnce(@MessageBody() data: { id: string }): Promise<string> {
     return this.section.run(data.id, this.instance);
+  }
+
+  @SubscribeMessage('work-until-lost')
+  @Locked('ws-item:#data.id', LOSABLE)
+  workUntilLost(@MessageBody() data: { id: string }): Promise<string> {
+    return probe.runUntilLost(data.id);
   }
 
   @SubscribeMessage('work-once-custom')
@@ -85,13 +96,13 @@ afterAll(async () => {
   await Promise.all(apps.map((app) => app.close()));
 });
 
-/** The payload of the next `exception` event after emitting; a gateway that sends none ends it after 5 s. */
-function exceptionAfter(socket: Socket, event: string, data: unknown): Promise<unknown> {
+/** The payload of the next `exception` event after emitting; a gateway that sends none ends it after `ms`. */
+function exceptionAfter(socket: Socket, event: string, data: unknown, ms = 5_000): Promise<unknown> {
   return new Promise((resolve) => {
     const timer = setTimeout(() => {
       socket.off('exception', onException);
-      resolve('no exception event within 5 s');
-    }, 5_000);
+      resolve(`no exception event within ${ms} ms`);
+    }, ms);
     const onException = (payload: unknown) => {
       clearTimeout(timer);
       resolve(payload);
@@ -122,6 +133,20 @@ describe('socket.io gateway, two instances', () => {
     } finally {
       await held.release();
     }
+  });
+
+  it('no quorum (two of three masters paused) sends lock-unavailable, naming no master', async () => {
+    const answer = await whilePaused(masters.masters.slice(0, 2), () =>
+      exceptionAfter(b.socket, 'work-once', { id: '9' }),
+    );
+    expectErrorAnswer(answer, 'lock-unavailable', 'ws-item:9');
+    expectNoMasterPort(answer, masters);
+  });
+
+  it('a lock lost while the handler ran sends lock-lost, naming no master', async () => {
+    const answer = await probe.loseLockOf(masters, exceptionAfter(b.socket, 'work-until-lost', { id: 'lost' }, 20_000));
+    expectErrorAnswer(answer, 'lock-lost', 'ws-item:lost');
+    expectNoMasterPort(answer, masters);
   });
 
   it('a message that makes no key sends bad-lock-key', async () => {
