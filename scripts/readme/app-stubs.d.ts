@@ -35,6 +35,11 @@ declare global {
   class SourceStore {
     batches(tenant: string): Promise<unknown[]>;
   }
+  /** docs/fencing.md: a store that refuses a write whose token is below the last one it saw. */
+  class InvoiceStore {
+    write(id: string, data: string, fencingToken: number): Promise<void>;
+  }
+  function write(fencingToken: number): Promise<void>;
   class TargetStore {
     write(batch: unknown, options: { signal: AbortSignal }): Promise<void>;
   }
