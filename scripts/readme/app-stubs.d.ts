@@ -8,6 +8,7 @@ declare global {
   interface ReadmeThis {
     redlock: import('../../lib/index.js').RedlockService;
     consumer: { start(signal: AbortSignal): void; stop(): void };
+    exportRows(tenant: string, signal: AbortSignal): Promise<number>;
   }
   class AppModule {}
   class ImportService {
