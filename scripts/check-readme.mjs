@@ -1,22 +1,32 @@
-// Type-checks every ```ts block of README.md against the library's own types, so that an example
-// cannot drift from the API. Each block becomes its own module under dist-readme/ (git-ignored).
+// Type-checks every ```ts block of README.md and of the docs/ pages against the library's own types,
+// so that an example cannot drift from the API. Each block becomes its own module under dist-readme/
+// (git-ignored), named after its page and line.
 // Blocks may leave out imports: a generated prelude declares every export of the library, of
 // 'nestjs-quorum-lock/testing' and the usual @nestjs names as globals (a block's own import wins).
 // The application's own classes an example only mentions (PaymentsService, CheckoutDto, …) are
 // declared in scripts/readme/app-stubs.d.ts. Run by .ci/run; `node scripts/check-readme.mjs` alone.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import ts from 'typescript';
 
 const root = resolve(import.meta.dirname, '..');
 const out = join(root, 'dist-readme');
-const readme = readFileSync(join(root, 'README.md'), 'utf8');
+const pages = [
+  'README.md',
+  ...readdirSync(join(root, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .sort()
+    .map((name) => `docs/${name}`),
+];
 
 const blocks = [];
 const fence = /^```ts[^\n]*\n([\s\S]*?)^```/gm;
-for (let m; (m = fence.exec(readme));) {
-  blocks.push({ line: readme.slice(0, m.index).split('\n').length + 1, code: m[1] });
+for (const page of pages) {
+  const text = readFileSync(join(root, page), 'utf8');
+  for (let m; (m = fence.exec(text));) {
+    blocks.push({ page, line: text.slice(0, m.index).split('\n').length + 1, code: m[1] });
+  }
 }
 
 /** Every export of a module, as `declare global` entries that mirror its value and type meanings. */
@@ -106,7 +116,7 @@ for (const [module, file] of Object.entries(sources)) {
 prelude.push('}');
 writeFileSync(join(out, 'prelude.d.ts'), prelude.join('\n') + '\n');
 
-blocks.forEach(({ line, code }, i) => {
+blocks.forEach(({ page, line, code }, i) => {
   // A statement-level snippet written as if inside a service method (`this.redlock…`) runs in a
   // method whose `this` is scripts/readme/app-stubs.d.ts's ReadmeThis.
   const isModule = /^\s*(import|export|@)/m.test(code);
@@ -115,7 +125,8 @@ blocks.forEach(({ line, code }, i) => {
     : /\bthis\./.test(code)
       ? `export async function snippet(this: ReadmeThis) {\n${code}}\n`
       : `${code}\nexport {};\n`;
-  writeFileSync(join(out, `readme-${String(i + 1).padStart(2, '0')}-line-${line}.ts`), body);
+  const name = page.replace(/\.md$/, '').replace(/\W/g, '-').toLowerCase();
+  writeFileSync(join(out, `readme-${String(i + 1).padStart(3, '0')}-${name}-line-${line}.ts`), body);
 });
 writeFileSync(
   join(out, 'tsconfig.json'),
@@ -137,8 +148,10 @@ try {
   });
 } catch {
   console.error(
-    `README examples: type errors above (file readme-NN-line-L.ts = the block that starts at README.md line L).`,
+    `README and docs examples: type errors above (file readme-NNN-<page>-line-L.ts = the block that starts at line L of that page).`,
   );
   process.exit(1);
 }
-console.log(`README examples: ${blocks.length} \`\`\`ts blocks type-check against the library.`);
+console.log(
+  `README and docs examples: ${blocks.length} \`\`\`ts blocks of ${pages.length} pages type-check against the library.`,
+);

@@ -301,7 +301,7 @@ export const REDLOCK_OPTIONS: {
   restartGuard: {
     default: Object.freeze({ largestTtl: undefined }),
     shown: '`true`',
-    doc: 'a master that (re)connects does not vote until it has been up longer than the largest TTL plus drift. `{ largestTtl }` sets that TTL when other clients use longer ones than this one; `false` gives plain Redlock. See [Restarts](#restarts-the-restart-guard)',
+    doc: 'a master that (re)connects does not vote until it has been up longer than the largest TTL plus drift. `{ largestTtl }` sets that TTL when other clients use longer ones than this one; `false` gives plain Redlock. See [Restarts](docs/restarts-and-failover.md#restarts-the-restart-guard)',
     check: (value, option) => {
       if (value === true) return { largestTtl: undefined };
       if (value === false) return false;
@@ -349,7 +349,7 @@ export const REDLOCK_OPTIONS: {
   allowEvictingMasters: {
     default: false,
     shown: '`false`',
-    doc: 'let masters whose `maxmemory-policy` can evict keys vote (each is warned about once). Off, such a master is refused: see [Redis settings](#which-redis-settings-a-master-needs-and-why)',
+    doc: 'let masters whose `maxmemory-policy` can evict keys vote (each is warned about once). Off, such a master is refused: see [Redis settings](docs/restarts-and-failover.md#which-redis-settings-a-master-needs-and-why)',
     check: isBoolean,
   },
 };

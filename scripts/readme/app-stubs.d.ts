@@ -8,6 +8,7 @@ declare global {
   interface ReadmeThis {
     redlock: import('../../lib/index.js').RedlockService;
     consumer: { start(signal: AbortSignal): void; stop(): void };
+    exportRows(tenant: string, signal: AbortSignal): Promise<number>;
   }
   class AppModule {}
   class ImportService {
@@ -35,6 +36,11 @@ declare global {
   class SourceStore {
     batches(tenant: string): Promise<unknown[]>;
   }
+  /** docs/fencing.md: a store that refuses a write whose token is below the last one it saw. */
+  class InvoiceStore {
+    write(id: string, data: string, fencingToken: number): Promise<void>;
+  }
+  function write(fencingToken: number): Promise<void>;
   class TargetStore {
     write(batch: unknown, options: { signal: AbortSignal }): Promise<void>;
   }
