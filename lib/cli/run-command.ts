@@ -178,7 +178,9 @@ export async function runUnderLock(args: RunArguments, err: Output): Promise<num
     } catch (e) {
       if (received) return 128 + constants.signals[received];
       if (e instanceof LockAcquisitionError && e.busy) {
-        say(`${JSON.stringify(plan.resource)} ${await holderOf(redlock, plan.resource)}; gave up after --wait-timeout.`);
+        say(
+          `${JSON.stringify(plan.resource)} ${await holderOf(redlock, plan.resource)}; gave up after --wait-timeout.`,
+        );
         return EXIT_BUSY;
       }
       say(`could not lock ${JSON.stringify(plan.resource)}: ${e instanceof Error ? e.message : String(e)}`);

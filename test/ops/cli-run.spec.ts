@@ -136,9 +136,12 @@ describe('nestjs-quorum-lock run: a command under a lock (built bin, real master
       '--wait',
       ...sh(`touch ${ran}`),
     );
-    // it has connected and is waiting (not exited, nothing run) while the holder holds
-    expect(await waitFor(() => alive(waiter.pid), 1_000)).toBe(true);
+    // it waits in the masters' queue for the key (docs/handoff.md), and runs nothing while the holder holds
+    const queued = async (): Promise<boolean> =>
+      (await Promise.all(set.clients.map((c) => c.exists(`lock:${resource}:handoff:queue`)))).some((n) => n === 1);
+    expect(await waitFor(queued, 15_000)).toBe(true);
     expect(existsSync(ran)).toBe(false);
+    expect(alive(waiter.pid)).toBe(true);
     await holder.release();
     const end = await waiter.done;
     expect(end.code).toBe(0);
