@@ -149,6 +149,33 @@ describe('nestjs-quorum-lock run: a command under a lock (built bin, real master
     expect(await keysOn(resource)).toBe(0);
   }, 60_000);
 
+  it('--wait: SIGINT while waiting withdraws the waiter and exits 130; nothing runs and nothing is left behind', async () => {
+    const resource = resourceName('interrupted');
+    const redlock = await set.redlock();
+    const holder = await redlock.acquire(resource, 30_000);
+    const ran = file('i-ran');
+    const waiter = startRun(
+      '--nodes',
+      nodes,
+      '--resource',
+      resource,
+      '--ttl',
+      String(TTL),
+      '--wait',
+      ...sh(`touch ${ran}`),
+    );
+    const queued = async (): Promise<boolean> =>
+      (await Promise.all(set.clients.map((c) => c.exists(`lock:${resource}:handoff:queue`)))).some((n) => n === 1);
+    expect(await waitFor(queued, 15_000)).toBe(true);
+    waiter.kill('SIGINT');
+    const end = await waiter.done;
+    expect(end.code).toBe(130);
+    expect(await waitFor(async () => !(await queued()), 5_000)).toBe(true); // its ticket is withdrawn
+    await holder.release();
+    expect(await keysOn(resource)).toBe(0); // not handed to the waiter that left
+    expect(existsSync(ran)).toBe(false);
+  }, 60_000);
+
   it('lock lost: SIGTERM to the child, exit 1', async () => {
     const resource = resourceName('lost');
     const [started, termed] = [file('l-started'), file('l-termed')];
@@ -246,11 +273,14 @@ describe('nestjs-quorum-lock run: a command under a lock (built bin, real master
       [['--nodes', nodes, '--resource', resource, '--owner', 'x'.repeat(257), ...sh('true')], /--owner/],
       [['--nodes', nodes, '--resource', resource, '--owner', 'a\nb', ...sh('true')], /--owner/],
       [['--nodes', nodes, '--resource', resource, '--wait-timeout', 'x', ...sh('true')], /--wait-timeout/],
+      [['--nodes', `redis://:s3cr3t-pw@127.0.0.1:1,${nodes}`, ...sh('true')], /--resource/],
+      [['--nodes', 'redis//:s3cr3t-pw@127.0.0.1:1', '--resource', resource, ...sh('true')], /--nodes/],
     ];
     for (const [args, message] of cases) {
       const end = await startRun(...args).done;
       expect({ args, code: end.code }).toEqual({ args, code: 2 });
       expect(end.stderr).toMatch(message);
+      expect(end.stderr).not.toContain('s3cr3t-pw');
     }
     expect(await keysOn(resource)).toBe(0);
     for (const c of set.clients) expect(await c.keys('*bad*')).toEqual([]);
