@@ -245,7 +245,7 @@ function supervise(
       resolve(lost ? EXIT_FAILED : code);
     };
     child.on('error', (e: NodeJS.ErrnoException) => {
-      if (child.pid !== undefined && e.code !== 'ENOENT' && e.code !== 'EACCES') return; // a failed kill
+      if (child.pid !== undefined) return; // it runs: a signal that could not be sent
       say(`cannot run ${JSON.stringify(plan.command[0])}: ${e.message}`);
       finish(e.code === 'ENOENT' ? 127 : 126); // as shells do
     });

@@ -9,7 +9,7 @@ import { resourceName, useMasters, waitFor } from '../support/index.js';
 const exec = promisify(execFile);
 const root = process.cwd();
 // Inside the repository, so that the build finds package.json ("type": "module") and node_modules.
-const out = join(root, `.cli-run-build-${process.pid}`);
+const out = join(root, `.cli-build-run-${process.pid}`);
 const bin = join(out, 'cli', 'main.js');
 const TTL = 2_000;
 
@@ -146,6 +146,44 @@ describe('nestjs-quorum-lock run: a command under a lock (built bin, real master
     const end = await waiter.done;
     expect(end.code).toBe(0);
     expect(existsSync(ran)).toBe(true);
+    expect(await keysOn(resource)).toBe(0);
+  }, 60_000);
+
+  it('--wait-timeout: a wait that runs out exits 75 without running the command; a missing command exits 127', async () => {
+    const resource = resourceName('timeout');
+    const redlock = await set.redlock();
+    const holder = await redlock.acquire(resource, 30_000);
+    try {
+      const ran = file('o-ran');
+      const end = await startRun(
+        '--nodes',
+        nodes,
+        '--resource',
+        resource,
+        '--ttl',
+        String(TTL),
+        '--wait-timeout',
+        '300',
+        ...sh(`touch ${ran}`),
+      ).done;
+      expect(end.code).toBe(75);
+      expect(end.stderr).toMatch(/is held/);
+      expect(existsSync(ran)).toBe(false);
+    } finally {
+      await holder.release();
+    }
+    const missing = await startRun(
+      '--nodes',
+      nodes,
+      '--resource',
+      resource,
+      '--ttl',
+      String(TTL),
+      '--',
+      'no-such-command-here',
+    ).done;
+    expect(missing.code).toBe(127);
+    expect(missing.stderr).toContain('no-such-command-here');
     expect(await keysOn(resource)).toBe(0);
   }, 60_000);
 
