@@ -6,12 +6,16 @@ import { lockKeyOfClusterStem } from '../core/cluster-keys.js';
 import { inspectResource, type LockInspection, type MasterHolding } from '../core/inspect.js';
 import type { Master } from '../core/master.js';
 import { REDLOCK_DEFAULTS } from '../core/options.js';
-import { redact, redactUrl, safeDecode, secretsOf } from '../core/redact.js';
+import { redact, redactUrl } from '../core/redact.js';
 import { quorumOf } from '../core/votes.js';
+import { parseNodeList, type ClusterEntry, type MasterEntry } from './node-list.js';
+import { RUN_OPTIONS, runUnderLock } from './run-command.js';
+import { UsageError } from './usage-error.js';
 
 const USAGE = `Usage:
   nestjs-quorum-lock inspect --nodes redis://a:6379,redis://b:6379,redis://c:6379 [--prefix lock:] [--fencing-prefix fence:] [--json] [--limit 1000] [pattern]
   nestjs-quorum-lock masters --nodes redis://a:6379,redis://b:6379,redis://c:6379 [--ttl 10000] [--json]
+  nestjs-quorum-lock run --nodes redis://a:6379,redis://b:6379,redis://c:6379 --resource R [--ttl 10000] [--wait] [--wait-timeout ms] [--owner text] [--grace 5000] [--prefix lock:] -- <command> [args…]
 
 --nodes  comma-separated nodes, each one vote: a master's redis:// URL, or a whole Redis Cluster as
          cluster:<startup node>+<startup node>+... (each a redis:// URL or host:port), e.g.
@@ -22,11 +26,20 @@ inspect  lists the locks held under the prefix (SCAN, never KEYS): per-master ag
          held permit slot (STATE permit i/limit). A cluster is scanned on every shard primary.
 masters  shows each master (a cluster as one row: its youngest shard, every shard a primary): reachable, role, uptime, whether the restart guard would count it for
          locks up to --ttl ms, and its maxmemory-policy (anything but noeviction can drop a lock).
-Read-only: nothing is written. Passwords in URLs are never printed.
+run      acquires the lock R (key <prefix>R), runs the command with inherited stdio while renewing
+         the lock every third of --ttl ms, and releases it when the command exits. --wait waits
+         for a busy lock (up to --wait-timeout ms, which implies --wait); without it a busy lock
+         exits 75. When the lock is lost the command gets SIGTERM, then SIGKILL after --grace ms
+         (default 5000), and run exits 1. SIGINT, SIGTERM and SIGHUP are passed on to the command.
+         --owner (at most 256 characters, one line) names the holder.
+inspect and masters are read-only: they write nothing. Passwords in URLs are never printed.
 
 Exit codes: 0 ok; 1 fewer than a quorum of masters reachable (inspect) or counting for locks
 (masters: reachable, a master, past the restart guard for --ttl, noeviction, not the same server as
-an earlier node); 2 bad usage.`;
+an earlier node); 2 bad usage.
+run: the command's exit code (128 + signo when a signal killed it); 75 the lock is held elsewhere
+(without --wait, or past --wait-timeout); 1 the lock was lost while the command ran, or no quorum
+of masters; 2 bad usage; 127 the command was not found.`;
 
 /** A node given on the command line (a master, or a whole cluster: one vote): its printable label and a client. */
 interface Node {
@@ -40,18 +53,8 @@ interface Node {
   lastError: Error | undefined;
 }
 
-function openNode(url: string, timeout: number): Node {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new UsageError(`--nodes: not a redis:// URL: ${shownNode(url)}`);
-  }
-  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:')
-    throw new UsageError(`--nodes: not a redis:// URL: ${shownNode(url)}`);
-  const label = `${parsed.hostname || '127.0.0.1'}:${parsed.port || 6379}`;
-  const secrets = [...secretsOf([url]), parsed.password, safeDecode(parsed.password)].filter((s) => s.length > 0);
-  const client = new Redis(url, {
+function openNode(entry: MasterEntry, timeout: number): Node {
+  const client = new Redis(entry.url, {
     lazyConnect: true,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
@@ -59,49 +62,14 @@ function openNode(url: string, timeout: number): Node {
     commandTimeout: timeout,
     retryStrategy: () => null,
   });
-  const node = { label, client, secrets, lastError: undefined as Error | undefined };
+  const node = { label: entry.label, client, secrets: entry.secrets, lastError: undefined as Error | undefined };
   client.on('error', (e: Error) => (node.lastError = e));
   return node;
 }
 
-/** The `--nodes` prefix of a whole Redis Cluster: `cluster:<startup node>+<startup node>+…`. */
-const CLUSTER = 'cluster:';
-
-/**
- * A whole Redis Cluster, one vote: `spec` lists its startup nodes, `+`-separated, each a redis://
- * URL or `host:port` (credentials and TLS are taken from the first URL that has them).
- */
-function openCluster(spec: string, timeout: number): Node {
-  const entries = spec
-    .split('+')
-    .map((s) => s.trim())
-    .filter(Boolean);
-  if (entries.length === 0)
-    throw new UsageError(`--nodes: ${CLUSTER} lists no startup node; give ${CLUSTER}host:port+host:port`);
-  const urls = entries.map((entry) => {
-    const text = /^[a-z][a-z0-9+.-]*:\/\//i.test(entry) ? entry : `redis://${entry}`;
-    let url: URL;
-    try {
-      url = new URL(text);
-    } catch {
-      throw new UsageError(
-        `--nodes: a ${CLUSTER} startup node is not a redis:// URL or host:port: ${shownNode(entry)}`,
-      );
-    }
-    if (url.protocol !== 'redis:' && url.protocol !== 'rediss:')
-      throw new UsageError(
-        `--nodes: a ${CLUSTER} startup node is not a redis:// URL or host:port: ${shownNode(entry)}`,
-      );
-    return url;
-  });
-  const startup = urls.map((u) => ({ host: u.hostname || '127.0.0.1', port: Number(u.port || 6379) }));
-  const withAuth = urls.find((u) => u.password || u.username);
-  const password = withAuth?.password ? decodeURIComponent(withAuth.password) : undefined;
-  const username = withAuth?.username ? decodeURIComponent(withAuth.username) : undefined;
-  const secrets = [...secretsOf(entries), ...urls.flatMap((u) => [u.password, safeDecode(u.password)])].filter(
-    (s) => s.length > 0,
-  );
-  const cluster = new Cluster(startup, {
+/** A whole Redis Cluster, one vote. */
+function openCluster(entry: ClusterEntry, timeout: number): Node {
+  const cluster = new Cluster([...entry.startup], {
     lazyConnect: true,
     enableOfflineQueue: false,
     clusterRetryStrategy: () => null,
@@ -110,24 +78,21 @@ function openCluster(spec: string, timeout: number): Node {
       connectTimeout: timeout,
       commandTimeout: timeout,
       maxRetriesPerRequest: 0,
-      ...(username ? { username } : {}),
-      ...(password ? { password } : {}),
-      ...(urls.some((u) => u.protocol === 'rediss:') ? { tls: {} } : {}),
+      ...(entry.username ? { username: entry.username } : {}),
+      ...(entry.password ? { password: entry.password } : {}),
+      ...(entry.tls ? { tls: {} } : {}),
     },
   });
-  // The library's label for a cluster entry: its first startup node.
-  const label = `${CLUSTER}${startup[0].host}:${startup[0].port}`;
-  const node: Node = { label, client: cluster as unknown as Redis, cluster, secrets, lastError: undefined };
+  const node: Node = {
+    label: entry.label,
+    client: cluster as unknown as Redis,
+    cluster,
+    secrets: entry.secrets,
+    lastError: undefined,
+  };
   cluster.on('error', (e: Error) => (node.lastError = e));
   return node;
 }
-
-/** A node as the user typed it, for an error message: never its password, however malformed. */
-function shownNode(text: string): string {
-  return redact(text, secretsOf([text]));
-}
-
-class UsageError extends Error {}
 
 function scrub(text: string, nodes: readonly Node[]): string {
   return redact(
@@ -223,18 +188,40 @@ export async function runCli(argv: readonly string[], out: Output, err: Output =
         timeout: { type: 'string', default: '2000' },
         json: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
+        ...RUN_OPTIONS,
       },
+      tokens: true,
     });
   } catch (e) {
     err.write(`${redactUrl((e as Error).message)}\n\n${USAGE}\n`);
     return 2;
   }
-  const { values, positionals } = parsed;
+  const { values, positionals, tokens } = parsed;
   const [command, pattern = '*', ...extra] = positionals;
   if (values.help || command === undefined || command === 'help') {
     (values.help || command === 'help' ? out : err).write(`${USAGE}\n`);
     return values.help || command === 'help' ? 0 : 2;
   }
+  if (command === 'run' || Object.keys(RUN_OPTIONS).some((name) => name in values))
+    try {
+      if (command !== 'run')
+        throw new UsageError(`--${Object.keys(RUN_OPTIONS).find((name) => name in values)} is an option of run only`);
+      const terminator = tokens.find((t) => t.kind === 'option-terminator');
+      const child = terminator ? argv.slice(terminator.index + 1) : [];
+      return await runUnderLock(
+        {
+          ...values,
+          waitTimeout: values['wait-timeout'],
+          stray: positionals.slice(1, positionals.length - child.length),
+          command: child,
+        },
+        err,
+      );
+    } catch (e) {
+      if (!(e instanceof UsageError)) throw e;
+      err.write(`nestjs-quorum-lock: ${redactUrl(e.message)}\n\n${USAGE}\n`);
+      return 2;
+    }
   const number = (name: 'ttl' | 'limit' | 'timeout'): number => {
     const n = Number(values[name]);
     if (!Number.isSafeInteger(n) || n <= 0)
@@ -252,14 +239,9 @@ export async function runCli(argv: readonly string[], out: Output, err: Output =
         '--nodes is required: the masters, comma-separated redis:// URLs (a cluster as cluster:host:port+host:port)',
       );
     const timeout = number('timeout');
-    nodes = values.nodes
-      .split(',')
-      .filter(Boolean)
-      .map((entry) => entry.trim())
-      .map((entry) =>
-        entry.startsWith(CLUSTER) ? openCluster(entry.slice(CLUSTER.length), timeout) : openNode(entry, timeout),
-      );
-    if (nodes.length === 0) throw new UsageError(`--nodes lists no master: ${JSON.stringify(values.nodes)}`);
+    nodes = parseNodeList(values.nodes).map((entry) =>
+      entry.kind === 'cluster' ? openCluster(entry, timeout) : openNode(entry, timeout),
+    );
     const errors = await connectAll(nodes);
     const quorum = quorumOf(nodes.length);
     const reachable = errors.filter((e) => e === undefined).length;

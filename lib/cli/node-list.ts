@@ -1,0 +1,119 @@
+import { redact, safeDecode, secretsOf } from '../core/redact.js';
+import { UsageError } from './usage-error.js';
+
+/** The `--nodes` prefix of a whole Redis Cluster: `cluster:<startup node>+<startup node>+…`. */
+export const CLUSTER = 'cluster:';
+
+/** One `--nodes` entry naming a single master: its URL and printable label. */
+export interface MasterEntry {
+  readonly kind: 'master';
+  readonly url: string;
+  /** `host:port`, as the library labels it. */
+  readonly label: string;
+  /** Secrets to scrub from anything printed. */
+  readonly secrets: readonly string[];
+}
+
+/** One `--nodes` entry naming a whole Redis Cluster (one vote): its startup nodes and credentials. */
+export interface ClusterEntry {
+  readonly kind: 'cluster';
+  readonly startup: readonly { host: string; port: number }[];
+  readonly username?: string;
+  readonly password?: string;
+  readonly tls: boolean;
+  /** `cluster:<first startup node>`, as the library labels it. */
+  readonly label: string;
+  /** Secrets to scrub from anything printed. */
+  readonly secrets: readonly string[];
+}
+
+/**
+ * A `--nodes` entry, checked: a master's redis:// URL, or `cluster:` and its startup nodes.
+ *
+ * @example
+ * const entries = parseNodeList('redis://a:6379,cluster:x1:7000+x2:7000');
+ */
+export type NodeEntry = MasterEntry | ClusterEntry;
+
+/**
+ * Splits and checks `--nodes` (comma-separated); throws `UsageError` naming `--nodes` for a
+ * malformed entry (never printing its password) or an empty list.
+ *
+ * @example
+ * parseNodeList('redis://127.0.0.1:6379,redis://127.0.0.1:6380'); // two MasterEntry
+ */
+export function parseNodeList(text: string): NodeEntry[] {
+  const entries = text
+    .split(',')
+    .filter(Boolean)
+    .map((entry) => entry.trim())
+    .map((entry) => (entry.startsWith(CLUSTER) ? parseCluster(entry.slice(CLUSTER.length)) : parseMaster(entry)));
+  if (entries.length === 0) throw new UsageError(`--nodes lists no master: ${JSON.stringify(text)}`);
+  return entries;
+}
+
+function parseMaster(url: string): MasterEntry {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new UsageError(`--nodes: not a redis:// URL: ${shownNode(url)}`);
+  }
+  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:')
+    throw new UsageError(`--nodes: not a redis:// URL: ${shownNode(url)}`);
+  const label = `${parsed.hostname || '127.0.0.1'}:${parsed.port || 6379}`;
+  const secrets = [...secretsOf([url]), parsed.password, safeDecode(parsed.password)].filter((s) => s.length > 0);
+  return { kind: 'master', url, label, secrets };
+}
+
+/**
+ * A whole Redis Cluster, one vote: `spec` lists its startup nodes, `+`-separated, each a redis://
+ * URL or `host:port` (credentials and TLS are taken from the first URL that has them).
+ */
+function parseCluster(spec: string): ClusterEntry {
+  const entries = spec
+    .split('+')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (entries.length === 0)
+    throw new UsageError(`--nodes: ${CLUSTER} lists no startup node; give ${CLUSTER}host:port+host:port`);
+  const urls = entries.map((entry) => {
+    const text = /^[a-z][a-z0-9+.-]*:\/\//i.test(entry) ? entry : `redis://${entry}`;
+    let url: URL;
+    try {
+      url = new URL(text);
+    } catch {
+      throw new UsageError(
+        `--nodes: a ${CLUSTER} startup node is not a redis:// URL or host:port: ${shownNode(entry)}`,
+      );
+    }
+    if (url.protocol !== 'redis:' && url.protocol !== 'rediss:')
+      throw new UsageError(
+        `--nodes: a ${CLUSTER} startup node is not a redis:// URL or host:port: ${shownNode(entry)}`,
+      );
+    return url;
+  });
+  const startup = urls.map((u) => ({ host: u.hostname || '127.0.0.1', port: Number(u.port || 6379) }));
+  const withAuth = urls.find((u) => u.password || u.username);
+  const password = withAuth?.password ? decodeURIComponent(withAuth.password) : undefined;
+  const username = withAuth?.username ? decodeURIComponent(withAuth.username) : undefined;
+  const secrets = [...secretsOf(entries), ...urls.flatMap((u) => [u.password, safeDecode(u.password)])].filter(
+    (s) => s.length > 0,
+  );
+  // The library's label for a cluster entry: its first startup node.
+  const label = `${CLUSTER}${startup[0].host}:${startup[0].port}`;
+  return {
+    kind: 'cluster',
+    startup,
+    ...(username ? { username } : {}),
+    ...(password ? { password } : {}),
+    tls: urls.some((u) => u.protocol === 'rediss:'),
+    label,
+    secrets,
+  };
+}
+
+/** A node as the user typed it, for an error message: never its password, however malformed. */
+function shownNode(text: string): string {
+  return redact(text, secretsOf([text]));
+}
