@@ -662,6 +662,7 @@ export class Redlock {
     }
     let splits = 0;
     let won = false;
+    let lastRound: VoteRound | undefined;
     const ledger = new HandoverLedger();
     // A quorum of masters handed the key to this waiter's ticket in their release (docs/handoff.md §3):
     // the lock is held without an attempt of its own.
@@ -693,7 +694,10 @@ export class Redlock {
         const value = ticket?.handover?.value ?? randomBytes(16).toString('base64url');
         if (ticket) {
           ticket.lease = this.ticketLease(options.retry, context.timeout);
-          ticket.claim = this.claimWindow(options.retry, context.timeout);
+          // A waiter that did not hear back in time from a quorum in its last round claims nothing
+          // (docs/handoff.md §4): else, slower than commandTimeout, it regained its claim at every
+          // attempt that found the key taken and held the key back from the others again and again.
+          ticket.claim = lastRound && this.heardLate(lastRound) ? 0 : this.claimWindow(options.retry, context.timeout);
         }
         const attempt = this.startAttempt(context, { keys, counters, value, ttl, ticket }, shape);
         // The caller's signal, close() and acquireTimeout end the wait at once, even while masters
@@ -712,6 +716,7 @@ export class Redlock {
             budget: budget.spent,
           });
         }
+        lastRound = result.round;
         const sharedResult = shape ? (result as shared.SharedRoundResult) : undefined;
         noteAttempt(budget.attempts, result.start, result.round.outcomes);
         const validUntil = validUntilOf(result.start, ttl, driftFactor);
@@ -849,6 +854,15 @@ export class Redlock {
   private claimWindow(retry: ResolvedRetryOptions, timeout: number): number {
     const between = typeof retry.retryDelay === 'number' ? retry.retryDelay : 1_000;
     return between + retry.retryJitter + timeout + 100;
+  }
+
+  /**
+   * True when more masters than a quorum can spare did not answer `round` within the command timeout
+   * (so far): the waiter's replies come too late to win, whatever the masters grant.
+   */
+  private heardLate(round: VoteRound): boolean {
+    const late = round.outcomes.filter((o) => o?.status === 'timeout').length;
+    return late > this.#masters.length - this.quorum;
   }
 
   /** Sends an acquire round and records it as in flight until a lock owns its keys or it is cleaned up. */

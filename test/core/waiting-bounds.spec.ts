@@ -204,6 +204,71 @@ describe('waiting bounds (5 masters)', () => {
     }
   }, 60_000);
 
+  it('a first waiter whose replies stay later than commandTimeout does not regain its claim again and again: the others keep handing the key on', async () => {
+    const farm = ProxyFarm.create(set.masters.map((m) => m.port));
+    const resource = resourceName('slow-first');
+    const key = `lock:${resource}`;
+    const holder = await set.redlock({ keyPrefix: 'lock:' });
+    const held = await holder.acquire(resource, 30_000);
+    // Defaults: claim window 200 + 100 + 500 + 100 = 900 ms, ticket lease 1.7 s.
+    const CLAIM = 900;
+    const TTL = 1_000;
+    const DELAY = 400; // each way: a round trip of 800 ms, later than the 500 ms commandTimeout
+    const slow = await set.redlock({ nodes: await farm.nodesFor('slow'), keyPrefix: 'lock:', retryCount: 1_000 });
+    const slowWait = slow.acquire(resource, TTL).catch(() => undefined);
+    const healthy = await Promise.all([0, 1].map(() => set.redlock({ keyPrefix: 'lock:', retryCount: 1_000 })));
+    const holds: [number, number][] = [];
+    let running = true;
+    const loop = async (redlock: (typeof healthy)[number]): Promise<void> => {
+      while (running) {
+        const lock = await redlock.acquire(resource, TTL).catch(() => undefined);
+        if (!lock) continue;
+        const start = now();
+        await sleep(20);
+        holds.push([start, now()]);
+        await lock.release().catch(() => undefined);
+      }
+    };
+    let loops: Promise<void[]> | undefined;
+    try {
+      expect(await waitFor(queuedEverywhere(set.clients, key, 1), 5_000)).toBe(true);
+      farm.set(['slow'], [0, 1, 2, 3, 4], { kind: 'delay', ms: DELAY });
+      loops = Promise.all(healthy.map(loop));
+      expect(await waitFor(queuedEverywhere(set.clients, key, 2), 5_000)).toBe(true);
+      const released = now();
+      await held.release(); // the slow waiter, first in line, may be handed the key this once
+      const RUN = 12_000;
+      await sleep(RUN);
+      running = false;
+      // The time no healthy waiter held the lock, in gaps of over half a TTL (a handover takes
+      // milliseconds): a slow first waiter that kept regaining its claim stalled the key again and
+      // again. Now it claims nothing once it has not heard back in time, so only the first stall
+      // remains, bounded as in the test above: two claim windows + TTL + one claim window + a third
+      // of the lease.
+      const spans = holds.filter(([, b]) => b >= released).sort((x, y) => x[0] - y[0]);
+      let idle = 0;
+      let longest = 0;
+      let from = released;
+      for (const [a, b] of spans) {
+        if (a - from > TTL / 2) idle += a - from;
+        longest = Math.max(longest, a - from);
+        from = Math.max(from, b);
+      }
+      if (released + RUN - from > TTL / 2) idle += released + RUN - from;
+      measured.push(
+        `  first waiter slower than commandTimeout, 2 healthy waiters handing on for ${RUN} ms: idle ${Math.round(idle)} ms in gaps over ${TTL / 2} ms (longest ${Math.round(longest)} ms), ${spans.length} holds`,
+      );
+      expect(idle).toBeLessThan(2 * CLAIM + TTL + CLAIM + 1_700 / 3 + SLACK);
+    } finally {
+      running = false;
+      farm.healAll();
+      await loops;
+      await slow.close();
+      await slowWait;
+      await farm.close();
+    }
+  }, 60_000);
+
   it('a waiter behind others ends its wait after its retryCount, and after its acquireTimeout', async () => {
     const resource = resourceName('behind');
     const key = `lock:${resource}`;
