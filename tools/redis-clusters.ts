@@ -63,7 +63,13 @@ export interface RedisClusterOptions {
   args?: readonly string[];
 }
 
-async function command(node: RedisMaster, ...args: (string | number)[]): Promise<unknown> {
+/**
+ * Sends one command to one cluster node over a short-lived connection of its own (no cluster
+ * redirection, no retries, no offline queue: a paused or dead node fails at once).
+ * @example
+ * const myId = String(await nodeCommand(cluster.shards[0].primary, 'CLUSTER', 'MYID'));
+ */
+export async function nodeCommand(node: RedisMaster, ...args: (string | number)[]): Promise<unknown> {
   const client = new Redis({
     host: HOST,
     port: node.port,
@@ -128,22 +134,22 @@ async function startCluster(
       };
     });
     for (const shard of shardList)
-      await command(shard.primary, 'CLUSTER', 'ADDSLOTSRANGE', shard.slots[0], shard.slots[1]);
+      await nodeCommand(shard.primary, 'CLUSTER', 'ADDSLOTSRANGE', shard.slots[0], shard.slots[1]);
     for (const node of nodes.slice(1))
-      await command(node, 'CLUSTER', 'MEET', HOST, nodes[0].port, busPorts.get(nodes[0].port)!);
+      await nodeCommand(node, 'CLUSTER', 'MEET', HOST, nodes[0].port, busPorts.get(nodes[0].port)!);
     await waitFor(nodes, async (node) => {
-      const known = String(await command(node, 'CLUSTER', 'NODES'))
+      const known = String(await nodeCommand(node, 'CLUSTER', 'NODES'))
         .trim()
         .split('\n').length;
       return known === nodes.length;
     });
     for (const shard of shardList) {
-      const id = String(await command(shard.primary, 'CLUSTER', 'MYID'));
-      for (const replica of shard.replicas) await command(replica, 'CLUSTER', 'REPLICATE', id);
+      const id = String(await nodeCommand(shard.primary, 'CLUSTER', 'MYID'));
+      for (const replica of shard.replicas) await nodeCommand(replica, 'CLUSTER', 'REPLICATE', id);
     }
     await waitFor(
       shardList.flatMap((s) => s.replicas),
-      async (replica) => /master_link_status:up/.test(String(await command(replica, 'INFO', 'replication'))),
+      async (replica) => /master_link_status:up/.test(String(await nodeCommand(replica, 'INFO', 'replication'))),
     );
     const cluster: RedisCluster = {
       shards: shardList,
@@ -152,7 +158,7 @@ async function startCluster(
       waitUntilOk: (timeoutMs = READY_TIMEOUT_MS) =>
         waitFor(
           nodes.filter((n) => n.pid !== undefined),
-          async (node) => /cluster_state:ok/.test(String(await command(node, 'CLUSTER', 'INFO'))),
+          async (node) => /cluster_state:ok/.test(String(await nodeCommand(node, 'CLUSTER', 'INFO'))),
           timeoutMs,
         ),
       stop: () => started.stop(),

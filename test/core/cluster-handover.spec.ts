@@ -2,16 +2,14 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/glob
 import { Cluster, Redis } from 'ioredis';
 import { once } from 'node:events';
 import { createHash } from 'node:crypto';
-import { Redlock, type RedlockOptions } from '../../lib/index.js';
+import type { Redlock, RedlockOptions } from '../../lib/index.js';
 import { clusterStemOf } from '../../lib/core/cluster-keys.js';
 import { HANDOFF_LUA } from '../../lib/core/handoff.js';
 import { openMasters } from '../../lib/core/master.js';
 import { handoverChannelOf, releaseChannelFor } from '../../lib/core/release-channel.js';
 import { Wakeups } from '../../lib/core/wakeups.js';
 import { startRedisClusters, type RedisClusters } from '../../tools/redis-clusters.js';
-import { now, resourceName, waitFor } from '../support/index.js';
-
-const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
+import { now, redlockOnClusters, resourceName, waitFor } from '../support/index.js';
 
 /**
  * A Redis Cluster node's subscriber follows several shards, so no handover message from it can be
@@ -24,18 +22,9 @@ describe('handover messages from a Redis Cluster node only wake the waiter (one 
   const open: Redlock[] = [];
   const closers: (() => void)[] = [];
 
-  const redlock = async (options: Partial<RedlockOptions> = {}): Promise<Redlock> => {
-    // The guard off: it would only distrust the fresh cluster for a while; the rule holds either way.
-    const r = new Redlock({
-      nodes: [{ cluster: clusters.clusters[0].startupNodes }],
-      restartGuard: false,
-      logger: quiet,
-      ...options,
-    });
-    open.push(r);
-    await r.connect();
-    return r;
-  };
+  // The guard off (the helper's default): the rule holds either way.
+  const redlock = (options: Partial<RedlockOptions> = {}): Promise<Redlock> =>
+    redlockOnClusters(clusters.clusters.slice(0, 1), open, options);
 
   beforeAll(async () => {
     clusters = await startRedisClusters(1, { shards: 3 });

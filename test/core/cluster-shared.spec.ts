@@ -1,12 +1,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { Cluster } from 'ioredis';
-import { LockAcquisitionError, Redlock, type Lock, type RedlockOptions } from '../../lib/index.js';
+import { LockAcquisitionError, type Lock, type Redlock, type RedlockOptions } from '../../lib/index.js';
 import { clusterSlotOf } from '../../lib/core/cluster-slot.js';
 import { clusterStemOf } from '../../lib/core/cluster-keys.js';
 import { startRedisClusters, type RedisClusters } from '../../tools/redis-clusters.js';
-import { acrossShards, rejectionOf, resourceName, sleep, timed, waitFor } from '../support/index.js';
-
-const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
+import { acrossShards, redlockOnClusters, rejectionOf, resourceName, sleep, timed, waitFor } from '../support/index.js';
 
 describe('cluster stems: companion keys in the lock key slot', () => {
   it.each([
@@ -48,17 +46,8 @@ describe('shared locks, handoff and sharded wake-ups on three independent 3-shar
   let readers: Cluster[];
   const open: Redlock[] = [];
 
-  const redlock = async (options: Partial<RedlockOptions> = {}): Promise<Redlock> => {
-    const r = new Redlock({
-      nodes: clusters.clusters.map((c) => ({ cluster: c.startupNodes })),
-      restartGuard: false,
-      logger: quiet,
-      ...options,
-    });
-    open.push(r);
-    await r.connect();
-    return r;
-  };
+  const redlock = (options: Partial<RedlockOptions> = {}): Promise<Redlock> =>
+    redlockOnClusters(clusters.clusters, open, options);
   /** `fn` on every cluster. */
   const onAll = <T>(fn: (c: Cluster) => Promise<T>): Promise<T[]> => Promise.all(readers.map(fn));
   /** Sharded subscribers of the release channel of `resource`, per cluster. */

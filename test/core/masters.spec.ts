@@ -240,6 +240,24 @@ describe('start-up report, masterStates() and whenTrusted() (3 fresh masters)', 
 
 describe('nodes entries are trimmed and checked, and never leak a password', () => {
   const secret = 'pw-Zq81x';
+
+  /** The error `new Redlock({ nodes })` throws, checked to be a RedlockConfigError. */
+  function configErrorOf(nodes: unknown): RedlockConfigError {
+    let error: unknown;
+    try {
+      new Redlock({ nodes: nodes as never, logger: false });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(RedlockConfigError);
+    return error as RedlockConfigError;
+  }
+
+  /** `secret` appears nowhere in `e`: message, toString, stack, JSON or inspect. */
+  function expectSecretHidden(e: RedlockConfigError): void {
+    for (const text of [e.message, String(e), e.stack ?? '', JSON.stringify(e), inspect(e)])
+      expect(text).not.toContain(secret);
+  }
   const cases: [string, unknown[], string, RegExp][] = [
     [
       'a malformed http URL with user info',
@@ -325,18 +343,10 @@ describe('nodes entries are trimmed and checked, and never leak a password', () 
   ];
   for (const [name, nodes, option, message] of cases) {
     it(`refuses ${name}, naming ${option}, with no password in message, toString, JSON or stack`, () => {
-      let error: unknown;
-      try {
-        new Redlock({ nodes: nodes as never, logger: false });
-      } catch (e) {
-        error = e;
-      }
-      expect(error).toBeInstanceOf(RedlockConfigError);
-      const e = error as RedlockConfigError;
+      const e = configErrorOf(nodes);
       expect(e.option).toBe(option);
       expect(e.message).toMatch(message);
-      for (const text of [e.message, String(e), e.stack ?? '', JSON.stringify(e), inspect(e)])
-        expect(text).not.toContain(secret);
+      expectSecretHidden(e);
     });
   }
 
@@ -347,17 +357,9 @@ describe('nodes entries are trimmed and checked, and never leak a password', () 
   ])(
     'refuses `nodes` given as one string (%#: an unsplit environment variable) without showing its password',
     (nodes) => {
-      let error: unknown;
-      try {
-        new Redlock({ nodes: nodes as never, logger: false });
-      } catch (e) {
-        error = e;
-      }
-      expect(error).toBeInstanceOf(RedlockConfigError);
-      const e = error as RedlockConfigError;
+      const e = configErrorOf(nodes);
       expect(e.option).toBe('nodes');
-      for (const text of [e.message, String(e), e.stack ?? '', JSON.stringify(e), inspect(e)])
-        expect(text).not.toContain(secret);
+      expectSecretHidden(e);
     },
   );
 

@@ -12,6 +12,7 @@ import { ProxyFarm } from '../../chaos/proxy.js';
 import { buildChild } from './child-build.js';
 import type { FromWaiter, WaiterChildConfig } from './fixtures/waiter-child.js';
 import { LockAcquisitionError, RedlockClosedError } from '../../lib/errors/index.js';
+import type { Lock } from '../../lib/index.js';
 import { now, rejectionOf, resourceName, sleep, timed, useMasters, waitFor, whilePaused } from '../support/index.js';
 
 /** Head-room for a loaded machine (2 cores shared by many test runs) on top of each bound. */
@@ -55,24 +56,41 @@ describe('waiting bounds (5 masters)', () => {
   const CLAIM_WINDOW = WAITER.commandTimeout + WAITER.retryDelay + WAITER.retryJitter + 100;
   const WAITER_TTL = 10_000;
 
+  /** A fresh resource (and its key), held for 30 s by a Redlock of its own. */
+  async function heldResource(label: string): Promise<{ resource: string; key: string; held: Lock }> {
+    const resource = resourceName(label);
+    const holder = await set.redlock({ keyPrefix: 'lock:' });
+    return { resource, key: `lock:${resource}`, held: await holder.acquire(resource, 30_000) };
+  }
+
+  /** Polls (up to 5 s) until every master's queue of `key` holds at least `n` tickets. */
+  const queued = (key: string, n: number): Promise<boolean> => waitFor(queuedEverywhere(set.clients, key, n), 5_000);
+
+  /**
+   * Queues a first waiter, in its own process, for `resource`, then a next waiter, in this process,
+   * behind it (both with {@link WAITER} options); returns the first's process and the next's acquisition.
+   */
+  async function firstAndNext(resource: string, key: string): Promise<{ first: ChildProcess; waiting: Promise<Lock> }> {
+    const first = await waiterProcess({
+      urls: set.urls,
+      resource,
+      ttl: WAITER_TTL,
+      options: { ...WAITER, keyPrefix: 'lock:' },
+    });
+    first.send('acquire');
+    expect(await queued(key, 1)).toBe(true);
+    const next = await set.redlock({ ...WAITER, keyPrefix: 'lock:', retryCount: 1_000 });
+    const waiting = next.acquire(resource, WAITER_TTL);
+    waiting.catch(() => undefined); // the caller awaits it; a failed check here must not leave it unhandled
+    expect(await queued(key, 2)).toBe(true);
+    return { first, waiting };
+  }
+
   it.each(['SIGSTOP', 'SIGKILL'] as const)(
     'after the first waiter is stopped (%s), the next waiter gets the lock within TTL + 1 s of the holder’s end',
     async (signal) => {
-      const resource = resourceName('first-stopped');
-      const key = `lock:${resource}`;
-      const holder = await set.redlock({ keyPrefix: 'lock:' });
-      const held = await holder.acquire(resource, 30_000);
-      const first = await waiterProcess({
-        urls: set.urls,
-        resource,
-        ttl: WAITER_TTL,
-        options: { ...WAITER, keyPrefix: 'lock:' },
-      });
-      first.send('acquire');
-      expect(await waitFor(queuedEverywhere(set.clients, key, 1), 5_000)).toBe(true);
-      const next = await set.redlock({ ...WAITER, keyPrefix: 'lock:', retryCount: 1_000 });
-      const waiting = next.acquire(resource, WAITER_TTL);
-      expect(await waitFor(queuedEverywhere(set.clients, key, 2), 5_000)).toBe(true);
+      const { resource, key, held } = await heldResource('first-stopped');
+      const { first, waiting } = await firstAndNext(resource, key);
       first.kill(signal);
       // The holder's last act: it sets a TTL as long as the first waiter's claim window, then never
       // renews (it crashed). The key is free once that TTL has run out.
@@ -93,21 +111,10 @@ describe('waiting bounds (5 masters)', () => {
   );
 
   it('a release after the first waiter was paused for longer than its claim window hands the key to the next waiter', async () => {
-    const resource = resourceName('release-skips');
-    const key = `lock:${resource}`;
-    const holder = await set.redlock({ keyPrefix: 'lock:' });
-    const held = await holder.acquire(resource, 30_000);
-    const first = await waiterProcess({
-      urls: set.urls,
-      resource,
-      ttl: WAITER_TTL,
-      options: { ...WAITER, keyPrefix: 'lock:' },
-    });
-    first.send('acquire');
-    expect(await waitFor(queuedEverywhere(set.clients, key, 1), 5_000)).toBe(true);
-    const next = await set.redlock({ ...WAITER, keyPrefix: 'lock:', retryCount: 1_000 });
-    const waiting = timed(next.acquire(resource, WAITER_TTL));
-    expect(await waitFor(queuedEverywhere(set.clients, key, 2), 5_000)).toBe(true);
+    const { resource, key, held } = await heldResource('release-skips');
+    const queue = await firstAndNext(resource, key);
+    const { first } = queue;
+    const waiting = timed(queue.waiting);
     first.kill('SIGSTOP');
     await sleep(CLAIM_WINDOW + 200); // the scenario: paused for longer than its claim window
     const released = now();
@@ -126,22 +133,19 @@ describe('waiting bounds (5 masters)', () => {
 
   it('a lead() standby whose replies come later than commandTimeout does not keep a healthy standby from leading', async () => {
     const farm = ProxyFarm.create(set.masters.map((m) => m.port));
-    const resource = resourceName('slow-standby');
-    const key = `lock:${resource}`;
+    const { resource, key, held } = await heldResource('slow-standby');
     // Standbys: commandTimeout 500 ms (the default), claim window 200 + 50 + 500 + 100 = 850 ms,
     // ticket lease 2 × 250 + 2 × 500 + 100 = 1.6 s.
     const LEAD = { ttl: 3_000, retryDelay: 200 };
     const CLAIM = 850;
     const DELAY = 400; // each way: a round trip of 800 ms, later than the 500 ms commandTimeout
-    const holder = await set.redlock({ keyPrefix: 'lock:' });
-    const held = await holder.acquire(resource, 30_000);
     const slow = await set.redlock({ nodes: await farm.nodesFor('slow'), keyPrefix: 'lock:' });
     const slowLead = slow.lead(resource, LEAD);
-    expect(await waitFor(queuedEverywhere(set.clients, key, 1), 5_000)).toBe(true);
+    expect(await queued(key, 1)).toBe(true);
     const healthy = await set.redlock({ keyPrefix: 'lock:' });
     const healthyLead = healthy.lead(resource, LEAD);
     try {
-      expect(await waitFor(queuedEverywhere(set.clients, key, 2), 5_000)).toBe(true);
+      expect(await queued(key, 2)).toBe(true);
       farm.set(['slow'], [0, 1, 2, 3, 4], { kind: 'delay', ms: DELAY });
       // The holder crashes: its key is free 1 s from now. The slow standby is first in line; each of
       // its attempts wins the free key on every master, times out, and undoes it.
@@ -165,20 +169,17 @@ describe('waiting bounds (5 masters)', () => {
 
   it('a first waiter that never hears back keeps a key a release handed it for a bounded time, not as long as it retries', async () => {
     const farm = ProxyFarm.create(set.masters.map((m) => m.port));
-    const resource = resourceName('deaf-first');
-    const key = `lock:${resource}`;
-    const holder = await set.redlock({ keyPrefix: 'lock:' });
-    const held = await holder.acquire(resource, 30_000);
+    const { resource, key, held } = await heldResource('deaf-first');
     // Defaults: claim window 200 + 100 + 500 + 100 = 900 ms, ticket lease 1.7 s.
     const CLAIM = 900;
     const TTL = 3_000;
     const deaf = await set.redlock({ nodes: await farm.nodesFor('deaf'), keyPrefix: 'lock:', retryCount: 1_000 });
     const deafWait = deaf.acquire(resource, TTL).catch(() => undefined);
     try {
-      expect(await waitFor(queuedEverywhere(set.clients, key, 1), 5_000)).toBe(true);
+      expect(await queued(key, 1)).toBe(true);
       const next = await set.redlock({ keyPrefix: 'lock:', retryCount: 1_000 });
       const waiting = next.acquire(resource, TTL);
-      expect(await waitFor(queuedEverywhere(set.clients, key, 2), 5_000)).toBe(true);
+      expect(await queued(key, 2)).toBe(true);
       // Its commands still reach the masters; no reply (nor handover message) reaches it any more.
       farm.set(['deaf'], [0, 1, 2, 3, 4], { kind: 'drop', direction: 'replies' });
       await sleep(CLAIM); // the scenario: it keeps asking while the key is held
@@ -270,20 +271,17 @@ describe('waiting bounds (5 masters)', () => {
   }, 60_000);
 
   it('a waiter behind others ends its wait after its retryCount, and after its acquireTimeout', async () => {
-    const resource = resourceName('behind');
-    const key = `lock:${resource}`;
-    const holder = await set.redlock({ keyPrefix: 'lock:' });
-    const held = await holder.acquire(resource, 30_000);
+    const { resource, key, held } = await heldResource('behind');
     const first = await set.redlock({ keyPrefix: 'lock:', retryCount: 10_000 });
     const firstWait = first.acquire(resource, 10_000).catch(() => undefined);
-    expect(await waitFor(queuedEverywhere(set.clients, key, 1), 5_000)).toBe(true);
+    expect(await queued(key, 1)).toBe(true);
 
     // Defaults: ticket lease 2 × (200 + 100) + 2 × 500 + 100 = 1.7 s; a waiter behind tries about
     // every third of it. A queue that does not move ends its wait after retryCount such tries.
     const LEASE = 1_700;
     const byCount = await set.redlock({ keyPrefix: 'lock:', retryCount: 2 });
     const counted = timed(byCount.acquire(resource, 10_000));
-    expect(await waitFor(queuedEverywhere(set.clients, key, 2), 5_000)).toBe(true);
+    expect(await queued(key, 2)).toBe(true);
     const bound = (2 + 2) * LEASE + SLACK;
     let settled = false;
     void counted.then(() => (settled = true));
@@ -305,15 +303,12 @@ describe('waiting bounds (5 masters)', () => {
   }, 40_000);
 
   it('a paused master holds no acquisition past its retry budget, in the yield round too', async () => {
-    const resource = resourceName('yield-paused');
-    const key = `lock:${resource}`;
-    const holder = await set.redlock({ keyPrefix: 'lock:' });
-    const held = await holder.acquire(resource, 30_000);
+    const { resource, key, held } = await heldResource('yield-paused');
     const RETRY = { retryCount: 3, retryDelay: 1_000, retryJitter: 0, commandTimeout: 500 };
     const waiter = await set.redlock({ keyPrefix: 'lock:', ...RETRY });
     let settled = false;
     const waiting = timed(waiter.acquire(resource, 10_000)).finally(() => (settled = true));
-    expect(await waitFor(queuedEverywhere(set.clients, key, 1), 5_000)).toBe(true);
+    expect(await queued(key, 1)).toBe(true);
     const [entry] = await set.clients[0].zrange(`${key}:handoff:queue`, '0', '0');
     const score = Number(await set.clients[0].zscore(`${key}:handoff:queue`, entry));
     const value = entry.split(' ')[2];
@@ -338,13 +333,10 @@ describe('waiting bounds (5 masters)', () => {
   }, 40_000);
 
   it('close() withdraws a queued waiter: once the holder releases, the key is free on every master', async () => {
-    const resource = resourceName('close-queued');
-    const key = `lock:${resource}`;
-    const holder = await set.redlock({ keyPrefix: 'lock:' });
-    const held = await holder.acquire(resource, 30_000);
+    const { resource, key, held } = await heldResource('close-queued');
     const waiter = await set.redlock({ keyPrefix: 'lock:' });
     const waiting = rejectionOf(waiter.acquire(resource, 10_000));
-    expect(await waitFor(queuedEverywhere(set.clients, key, 1), 5_000)).toBe(true);
+    expect(await queued(key, 1)).toBe(true);
     await waiter.close();
     expect(await waiting).toBeInstanceOf(RedlockClosedError);
     await held.release();
@@ -355,14 +347,11 @@ describe('waiting bounds (5 masters)', () => {
   }, 30_000);
 
   it('close() gives on a key a release already handed to a queued waiter', async () => {
-    const resource = resourceName('close-handed');
-    const key = `lock:${resource}`;
-    const holder = await set.redlock({ keyPrefix: 'lock:' });
-    const held = await holder.acquire(resource, 30_000);
+    const { resource, key, held } = await heldResource('close-handed');
     // A 6 s retry delay: the waiter makes no attempt of its own while the test runs.
     const waiter = await set.redlock({ keyPrefix: 'lock:', retryDelay: 6_000, retryJitter: 0 });
     const waiting = rejectionOf(waiter.acquire(resource, 10_000));
-    expect(await waitFor(queuedEverywhere(set.clients, key, 1), 5_000)).toBe(true);
+    expect(await queued(key, 1)).toBe(true);
     const [entry] = await set.clients[0].zrange(`${key}:handoff:queue`, '0', '0');
     // What a release's handover does on each master (its message is not sent: the waiter has not
     // counted the lock): the key holds the waiter's value, its ticket has left the queue.

@@ -3,7 +3,7 @@
  * with a RedlockConfigError naming the option, before anything reaches the masters.
  */
 import 'reflect-metadata';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import type { INestApplication, ModuleMetadata } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import {
@@ -13,44 +13,25 @@ import {
   RedlockService,
   type RedlockModuleOptions,
 } from '../../lib/index.js';
-import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.js';
 import { configRoot, redlockFromClass, redlockFromFactory } from './fixtures/config.js';
 import { OrdersFeatureModule } from './fixtures/feature.module.js';
 import { OrdersService } from './fixtures/orders.service.js';
-import { RedisInspector } from '../support/index.js';
-import { initApp } from '../support/nest.js';
+import { initApp, useNestMasters } from '../support/nest.js';
 
-let redis: RedisMasters;
-let inspector: RedisInspector;
-
-beforeAll(async () => {
-  redis = await startRedisMasters(3);
-  inspector = new RedisInspector(redis.urls);
-  await inspector.waitForUptime();
-});
-
-afterAll(async () => {
-  await inspector?.close();
-  await redis?.stop();
-});
-
-beforeEach(async () => {
-  await inspector.flush();
-  await inspector.resetStats();
-});
+const masters = useNestMasters(3, { resetStats: true });
 
 describe('forRootAsync with ConfigModule', () => {
   it.each([
     ['useFactory + inject: [ConfigService]', redlockFromFactory],
     ['useClass implementing RedlockOptionsFactory', redlockFromClass],
   ])('%s: reads the masters from ConfigService and @Locked works', async (_label, redlockModule) => {
-    const app = await initApp({ imports: [configRoot(redis.urls), redlockModule()], providers: [OrdersService] });
+    const app = await initApp({ imports: [configRoot(masters.urls), redlockModule()], providers: [OrdersService] });
     try {
-      expect(app.get(RedlockService).masters).toEqual(redis.urls.map((u) => u.replace('redis://', '')));
+      expect(app.get(RedlockService).masters).toEqual(masters.urls.map((u) => u.replace('redis://', '')));
       const orders = app.get(OrdersService);
-      orders.hook = async (id: string) => inspector.held(`lock:order:${id}`);
+      orders.hook = async (id: string) => masters.inspector.held(`lock:order:${id}`);
       await expect(orders.process('cfg-1')).resolves.toBe(3);
-      expect(await inspector.released()).toBe(true);
+      expect(await masters.inspector.released()).toBe(true);
     } finally {
       await app.close();
     }
@@ -59,15 +40,15 @@ describe('forRootAsync with ConfigModule', () => {
 
 describe('global by default', () => {
   it.each([
-    ['forRoot', () => RedlockModule.forRoot({ nodes: redis.urls, ttl: 900, commandTimeout: 100 })],
+    ['forRoot', () => RedlockModule.forRoot({ nodes: masters.urls, ttl: 900, commandTimeout: 100 })],
     ['forRootAsync', redlockFromFactory],
   ])(
     '%s: a provider in a feature module that does not import RedlockModule gets its lock',
     async (_label, redlockModule) => {
-      const app = await initApp({ imports: [configRoot(redis.urls), redlockModule(), OrdersFeatureModule] });
+      const app = await initApp({ imports: [configRoot(masters.urls), redlockModule(), OrdersFeatureModule] });
       try {
         const orders = app.get(OrdersService);
-        orders.hook = async (id: string) => inspector.held(`lock:order:${id}`);
+        orders.hook = async (id: string) => masters.inspector.held(`lock:order:${id}`);
         await expect(orders.process('global-1')).resolves.toBe(3);
       } finally {
         await app.close();
@@ -77,7 +58,7 @@ describe('global by default', () => {
 
   it('isGlobal: false: the feature module cannot resolve RedlockService, and start-up says so', async () => {
     const error = await startUpError({
-      imports: [RedlockModule.forRoot({ nodes: redis.urls, isGlobal: false }), OrdersFeatureModule],
+      imports: [RedlockModule.forRoot({ nodes: masters.urls, isGlobal: false }), OrdersFeatureModule],
     });
     expect(error).toBeInstanceOf(Error);
     expect((error as Error).message).toMatch(/RedlockService/);
@@ -111,32 +92,32 @@ describe('invalid options are refused at start-up', () => {
   ];
 
   it.each(cases)('forRoot: %s', async (option, bad) => {
-    const clientsBefore = await inspector.connectedClients(0);
+    const clientsBefore = await masters.inspector.connectedClients(0);
     const error = await startUpError({
-      imports: [RedlockModule.forRoot({ nodes: redis.urls, ...bad(redis.urls) })],
+      imports: [RedlockModule.forRoot({ nodes: masters.urls, ...bad(masters.urls) })],
       providers: [OrdersService],
     });
     expect(error).toBeInstanceOf(RedlockConfigError);
     expect((error as RedlockConfigError).option).toBe(option);
     expect((error as Error).message).toContain(`\`${option}\``);
-    expect(await inspector.totalKeys()).toBe(0);
-    expect(await inspector.scriptCalls()).toBe(0);
-    expect(await inspector.connectedClients(0)).toBe(clientsBefore);
+    expect(await masters.inspector.totalKeys()).toBe(0);
+    expect(await masters.inspector.scriptCalls()).toBe(0);
+    expect(await masters.inspector.connectedClients(0)).toBe(clientsBefore);
   });
 
   it('forRootAsync: a factory returning `ttl: -5` is refused the same way', async () => {
     const error = await startUpError({
       imports: [
-        configRoot(redis.urls),
-        RedlockModule.forRootAsync({ useFactory: () => ({ nodes: redis.urls, ttl: -5 }) }),
+        configRoot(masters.urls),
+        RedlockModule.forRootAsync({ useFactory: () => ({ nodes: masters.urls, ttl: -5 }) }),
       ],
       providers: [OrdersService],
     });
     expect(error).toBeInstanceOf(RedlockConfigError);
     expect((error as RedlockConfigError).option).toBe('ttl');
     expect((error as Error).message).toMatch(/`ttl`.*-5/);
-    expect(await inspector.totalKeys()).toBe(0);
-    expect(await inspector.scriptCalls()).toBe(0);
+    expect(await masters.inspector.totalKeys()).toBe(0);
+    expect(await masters.inspector.scriptCalls()).toBe(0);
   });
 
   it('@Locked refuses a bad ttl when the decorator is applied', () => {

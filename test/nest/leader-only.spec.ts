@@ -4,12 +4,11 @@
  * resigns and the other instance takes over within a few round trips.
  */
 import 'reflect-metadata';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { Injectable, Scope, type INestApplication } from '@nestjs/common';
 import { LeaderOnly, LockKeyError, RedlockConfigError } from '../../lib/index.js';
-import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.js';
-import { RedisInspector, waitFor } from '../support/index.js';
-import { fastOptions, startApp } from '../support/nest.js';
+import { waitFor } from '../support/index.js';
+import { fastOptions, startApp, useNestMasters } from '../support/nest.js';
 
 const RESOURCE = 'leader-only:job';
 
@@ -49,25 +48,9 @@ class NotDiscovered {
   }
 }
 
-let redis: RedisMasters;
-let inspector: RedisInspector;
+const masters = useNestMasters(3);
 
-beforeAll(async () => {
-  redis = await startRedisMasters(3);
-  inspector = new RedisInspector(redis.urls);
-  await inspector.waitForUptime();
-});
-
-beforeEach(async () => {
-  await inspector.flush();
-});
-
-afterAll(async () => {
-  await inspector?.close();
-  await redis?.stop();
-});
-
-const startJobApp = (): Promise<INestApplication> => startApp(fastOptions(redis.urls), { providers: [LeaderJob] });
+const startJobApp = (): Promise<INestApplication> => startApp(fastOptions(masters.urls), { providers: [LeaderJob] });
 
 describe('@LeaderOnly', () => {
   it('runs the method in the leading instance only; the other resolves to undefined; app.close() hands over', async () => {
@@ -75,7 +58,7 @@ describe('@LeaderOnly', () => {
     try {
       const jobs = apps.map((app) => app.get(LeaderJob));
       // Campaigns started at bootstrap, before any call: the lock is already held.
-      expect(await waitFor(async () => (await inspector.held(`lock:${RESOURCE}`)) >= 2, 2_000)).toBe(true);
+      expect(await waitFor(async () => (await masters.inspector.held(`lock:${RESOURCE}`)) >= 2, 2_000)).toBe(true);
 
       for (let i = 0; i < 10; i++) {
         const results = await Promise.all(jobs.map((job) => job.run(`#${i}`)));
@@ -101,11 +84,11 @@ describe('@LeaderOnly', () => {
     } finally {
       await Promise.all(apps.map((app) => app.close()));
     }
-    expect(await inspector.released()).toBe(true);
+    expect(await masters.inspector.released()).toBe(true);
   });
 
   it('a method whose campaign never started resolves to undefined once the application has closed', async () => {
-    const app = await startApp(fastOptions(redis.urls), { providers: [ScopedLeaderJob] });
+    const app = await startApp(fastOptions(masters.urls), { providers: [ScopedLeaderJob] });
     let job: ScopedLeaderJob;
     try {
       job = await app.resolve(ScopedLeaderJob); // built, never called: no campaign yet
@@ -115,7 +98,7 @@ describe('@LeaderOnly', () => {
     // Its first call after close(): nothing leads any more, so it does not run and does not reject.
     await expect(job.run()).resolves.toBeUndefined();
     expect(job.calls).toBe(0);
-    expect(await inspector.released()).toBe(true);
+    expect(await masters.inspector.released()).toBe(true);
   });
 
   it('an instance Nest did not build rejects with a RedlockError that says why', async () => {

@@ -5,12 +5,11 @@
  * never gets the lock while its body runs.
  */
 import 'reflect-metadata';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { Injectable, type INestApplication } from '@nestjs/common';
 import { currentLock, Locked, RedlockService } from '../../lib/index.js';
-import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.js';
-import { now, RedisInspector, sleep, waitFor } from '../support/index.js';
-import { fastOptions, startApp } from '../support/nest.js';
+import { now, sleep, waitFor } from '../support/index.js';
+import { fastOptions, startApp, useNestMasters } from '../support/nest.js';
 
 @Injectable()
 class Ledger {
@@ -46,30 +45,14 @@ class Ledger {
   }
 }
 
-let redis: RedisMasters;
-let inspector: RedisInspector;
-
-beforeAll(async () => {
-  redis = await startRedisMasters(3);
-  inspector = new RedisInspector(redis.urls);
-  await inspector.waitForUptime();
-});
-
-beforeEach(async () => {
-  await inspector.flush();
-});
-
-afterAll(async () => {
-  await inspector?.close();
-  await redis?.stop();
-});
+const masters = useNestMasters(3);
 
 describe('@Locked work left running by its caller (two application instances)', () => {
   it('a fire-and-forget call that waits for a turn keeps the lock it inherited: the other instance gets it only after the call settled', async () => {
     const apps: INestApplication[] = [];
     try {
-      apps.push(await startApp(fastOptions(redis.urls), { providers: [Ledger] }));
-      apps.push(await startApp(fastOptions(redis.urls), { providers: [Ledger] }));
+      apps.push(await startApp(fastOptions(masters.urls), { providers: [Ledger] }));
+      apps.push(await startApp(fastOptions(masters.urls), { providers: [Ledger] }));
       const ledger = apps[0].get(Ledger);
       const other = apps[1].get(RedlockService);
       const contender: { acquired?: number } = {};
@@ -92,6 +75,6 @@ describe('@Locked work left running by its caller (two application instances)', 
     } finally {
       await Promise.all(apps.map((app) => app.close()));
     }
-    expect(await inspector.released()).toBe(true);
+    expect(await masters.inspector.released()).toBe(true);
   });
 });

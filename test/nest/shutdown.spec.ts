@@ -3,54 +3,37 @@
  * user-supplied ioredis instance stays open; the connections the module opened are closed.
  */
 import 'reflect-metadata';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import type { INestApplication } from '@nestjs/common';
 import { Redis } from 'ioredis';
 import { LockAcquisitionError, LockLostError, RedlockError, RedlockModule, RedlockService } from '../../lib/index.js';
-import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.js';
 import { LifecycleJobs, LifecycleModule } from './fixtures/startup.js';
-import { RedisInspector, waitFor } from '../support/index.js';
-import { fastOptions, initApp, startApp } from '../support/nest.js';
+import { waitFor } from '../support/index.js';
+import { fastOptions, initApp, startApp, useNestMasters } from '../support/nest.js';
 
-let redis: RedisMasters;
-let inspector: RedisInspector;
-
-beforeAll(async () => {
-  redis = await startRedisMasters(3);
-  inspector = new RedisInspector(redis.urls);
-  await inspector.waitForUptime();
-});
-
-beforeEach(async () => {
-  await inspector.flush();
-});
-
-afterAll(async () => {
-  await inspector?.close();
-  await redis?.stop();
-});
+const masters = useNestMasters(3);
 
 describe('shutdown', () => {
   it('releases held locks, aborts their signals, keeps the user client open and closes its own connections', async () => {
-    const userClient = new Redis(redis.urls[0]);
+    const userClient = new Redis(masters.urls[0]);
     let app: INestApplication | undefined;
     try {
       await userClient.ping();
-      const clientsBefore = await Promise.all([0, 1, 2].map((i) => inspector.connectedClients(i)));
+      const clientsBefore = await Promise.all([0, 1, 2].map((i) => masters.inspector.connectedClients(i)));
 
-      app = await startApp(fastOptions([userClient, redis.urls[1], redis.urls[2]], { ttl: 900 }));
+      app = await startApp(fastOptions([userClient, masters.urls[1], masters.urls[2]], { ttl: 900 }));
       const service = app.get(RedlockService);
       const plain = await service.acquire('shutdown:plain', 900);
       const renewed = await service.acquire('shutdown:renewed', 900, { autoExtend: true });
       const signals = [plain.signal, renewed.signal];
-      expect(await inspector.held('lock:shutdown:plain')).toBe(3);
-      expect(await inspector.held('lock:shutdown:renewed')).toBe(3);
+      expect(await masters.inspector.held('lock:shutdown:plain')).toBe(3);
+      expect(await masters.inspector.held('lock:shutdown:renewed')).toBe(3);
       // Someone waits for a held lock (and gives up): whatever connections waiting opens must be closed too.
       await expect(
         service.acquire('shutdown:plain', 900, { retryCount: 2, retryDelay: 30, retryJitter: 0 }),
       ).rejects.toBeInstanceOf(LockAcquisitionError);
       // The module opened connections of its own to the URL masters.
-      const clientsRunning = await Promise.all([0, 1, 2].map((i) => inspector.connectedClients(i)));
+      const clientsRunning = await Promise.all([0, 1, 2].map((i) => masters.inspector.connectedClients(i)));
       expect(clientsRunning[1]).toBeGreaterThan(clientsBefore[1]);
       expect(clientsRunning[2]).toBeGreaterThan(clientsBefore[2]);
 
@@ -59,8 +42,8 @@ describe('shutdown', () => {
       app = undefined;
 
       // Released on all masters, not left to expire.
-      expect(await inspector.holders('lock:shutdown:plain')).toBe(0);
-      expect(await inspector.holders('lock:shutdown:renewed')).toBe(0);
+      expect(await masters.inspector.holders('lock:shutdown:plain')).toBe(0);
+      expect(await masters.inspector.holders('lock:shutdown:renewed')).toBe(0);
       for (const signal of signals) {
         expect(signal.aborted).toBe(true);
         expect(signal.reason).toBeInstanceOf(LockLostError);
@@ -73,7 +56,7 @@ describe('shutdown', () => {
       // Every connection the module opened is gone; the user's is not.
       expect(
         await waitFor(async () => {
-          const now = await Promise.all([0, 1, 2].map((i) => inspector.connectedClients(i)));
+          const now = await Promise.all([0, 1, 2].map((i) => masters.inspector.connectedClients(i)));
           return now.every((n, i) => n === clientsBefore[i]);
         }, 2_000),
       ).toBe(true);
@@ -86,7 +69,7 @@ describe('shutdown', () => {
   });
 
   it('releases the lock of a @Locked-style using() still running at close, and the call rejects with LockLostError', async () => {
-    const app = await startApp(fastOptions(redis.urls, { ttl: 900 }));
+    const app = await startApp(fastOptions(masters.urls, { ttl: 900 }));
     let closing: Promise<void> | undefined;
     try {
       const service = app.get(RedlockService);
@@ -100,7 +83,7 @@ describe('shutdown', () => {
       await expect(running).rejects.toBeInstanceOf(LockLostError);
       await closing;
       expect(signal!.aborted).toBe(true);
-      expect(await inspector.holders('lock:shutdown:using')).toBe(0);
+      expect(await masters.inspector.holders('lock:shutdown:using')).toBe(0);
     } finally {
       await (closing ?? app.close());
     }
@@ -112,11 +95,11 @@ describe('lifecycle hooks of other providers', () => {
     ['RedlockModule imported first', true],
     ['feature module imported first', false],
   ])('%s: @Locked works in onModuleInit and in onApplicationShutdown', async (_label, redlockFirst) => {
-    const redlock = RedlockModule.forRoot(fastOptions(redis.urls));
+    const redlock = RedlockModule.forRoot(fastOptions(masters.urls));
     const app = await initApp({ imports: redlockFirst ? [redlock, LifecycleModule] : [LifecycleModule, redlock] });
     const jobs = app.get(LifecycleJobs);
     const during: number[] = [];
-    jobs.hook = async (step) => during.push(await inspector.held(`lock:job:${step}`));
+    jobs.hook = async (step) => during.push(await masters.inspector.held(`lock:job:${step}`));
     try {
       expect(jobs.atInit).toEqual({ ok: true, value: { name: 'init', hook: undefined } });
     } finally {
@@ -125,6 +108,6 @@ describe('lifecycle hooks of other providers', () => {
     // Redlock closes after the other providers' shutdown hooks, so they can still lock.
     expect(jobs.atShutdown).toEqual({ ok: true, value: { name: 'shutdown', hook: 1 } });
     expect(during).toEqual([3]);
-    expect(await inspector.released()).toBe(true);
+    expect(await masters.inspector.released()).toBe(true);
   });
 });

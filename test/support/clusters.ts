@@ -1,8 +1,36 @@
-import { Redis } from 'ioredis';
+import { Redlock, type RedlockOptions } from '../../lib/index.js';
 import { clusterSlotOf } from '../../lib/core/cluster-slot.js';
-import type { RedisCluster } from '../../tools/redis-clusters.js';
+import { nodeCommand, type RedisCluster } from '../../tools/redis-clusters.js';
 import type { RedisMaster } from '../../tools/redis-masters.js';
 import { resourceName } from './masters.js';
+
+export { nodeCommand };
+
+/** A logger that drops everything: cluster clients log every redirection and reconnect. */
+const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
+
+/**
+ * A connected Redlock with one vote per cluster of `clusters`, logger quiet and the restart guard
+ * off (it would only distrust the fresh clusters for a while); pushed onto `open` so the suite
+ * closes it. `options` override any of these.
+ * @example
+ * const redlock = (options = {}) => redlockOnClusters(clusters.clusters, open, options);
+ */
+export async function redlockOnClusters(
+  clusters: readonly RedisCluster[],
+  open: Redlock[],
+  options: Partial<RedlockOptions> = {},
+): Promise<Redlock> {
+  const redlock = new Redlock({
+    nodes: clusters.map((c) => ({ cluster: c.startupNodes })),
+    restartGuard: false,
+    logger: quiet,
+    ...options,
+  });
+  open.push(redlock);
+  await redlock.connect();
+  return redlock;
+}
 
 /** Resources whose `lock:` keys fall in three different shards of a 3-shard cluster. */
 export function acrossShards(cluster: RedisCluster, label: string): string[] {
@@ -14,24 +42,6 @@ export function acrossShards(cluster: RedisCluster, label: string): string[] {
     if (!found.has(shard)) found.set(shard, name);
   }
   return [...found.values()];
-}
-
-/** Sends one command to one cluster node (a short-lived connection of its own). */
-export async function nodeCommand(node: RedisMaster, ...args: (string | number)[]): Promise<unknown> {
-  const client = new Redis({
-    host: '127.0.0.1',
-    port: node.port,
-    lazyConnect: true,
-    maxRetriesPerRequest: 0,
-    enableOfflineQueue: false,
-  });
-  client.on('error', () => undefined);
-  try {
-    await client.connect();
-    return await client.call(String(args[0]), ...args.slice(1).map(String));
-  } finally {
-    client.disconnect();
-  }
 }
 
 /** A shard as the cluster reports it now (failovers swap roles, so `RedisCluster.shards` may be stale). */

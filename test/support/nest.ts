@@ -1,8 +1,48 @@
-/** App start-up helpers and option presets for the Nest integration suites. */
+/** App start-up helpers, their masters and option presets for the Nest integration suites. */
+import { afterAll, beforeAll, beforeEach } from '@jest/globals';
 import { Test } from '@nestjs/testing';
 import type { INestApplication, ModuleMetadata } from '@nestjs/common';
 import { RedlockModule, type RedlockModuleOptions, type RedlockNode } from '../../lib/index.js';
-import { LARGEST_TTL } from './inspector.js';
+import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.js';
+import { LARGEST_TTL, RedisInspector } from './inspector.js';
+
+/** The masters of a Nest suite and one inspector on them (see {@link useNestMasters}). */
+export interface NestMasters {
+  readonly redis: RedisMasters;
+  readonly urls: string[];
+  readonly inspector: RedisInspector;
+}
+
+/**
+ * Starts `count` masters in `beforeAll` and waits until the restart guard trusts them (apps use
+ * it on), empties them before each test (and, with `resetStats`, resets their command stats), and
+ * stops them in `afterAll`. The fields are filled in by `beforeAll`: read them inside tests.
+ *
+ * @example
+ * const masters = useNestMasters(3);
+ * it('…', async () => {
+ *   const app = await startApp(fastOptions(masters.urls));
+ *   expect(await masters.inspector.released()).toBe(true);
+ * });
+ */
+export function useNestMasters(count: number, { resetStats = false } = {}): NestMasters {
+  const set = {} as { redis: RedisMasters; urls: string[]; inspector: RedisInspector };
+  beforeAll(async () => {
+    set.redis = await startRedisMasters(count);
+    set.urls = set.redis.urls;
+    set.inspector = new RedisInspector(set.urls);
+    await set.inspector.waitForUptime();
+  });
+  beforeEach(async () => {
+    await set.inspector.flush();
+    if (resetStats) await set.inspector.resetStats();
+  });
+  afterAll(async () => {
+    await set.inspector?.close();
+    await set.redis?.stop();
+  });
+  return set;
+}
 
 /** Options that keep lock traffic fast: small TTL, short command timeout, quick retries. */
 export function fastOptions(urls: RedlockNode[], extra: Partial<RedlockModuleOptions> = {}): RedlockModuleOptions {

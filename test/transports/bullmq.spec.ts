@@ -13,13 +13,20 @@ import { Locked, RedlockService } from '../../lib/index.js';
 import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.js';
 import { useMasters, waitFor } from '../support/index.js';
 import { startApp } from '../support/nest.js';
-import { CRITICAL_SECTION, CriticalSection, ONE_TRY, transportOptions } from './fixtures/critical-section.js';
+import {
+  CRITICAL_SECTION,
+  CriticalSection,
+  INSTANCE,
+  ONE_TRY,
+  instanceProviders,
+  transportOptions,
+} from './fixtures/critical-section.js';
 
 @Processor('items', { concurrency: 5 })
 class ItemsProcessor extends WorkerHost {
   constructor(
     @Inject(CRITICAL_SECTION) private readonly section: CriticalSection,
-    @Inject('INSTANCE') private readonly instance: string,
+    @Inject(INSTANCE) private readonly instance: string,
   ) {
     super();
   }
@@ -58,13 +65,7 @@ async function startInstance(name: string): Promise<INestApplication> {
       BullModule.forRoot({ connection: { host: '127.0.0.1', port: Number(port) } }),
       BullModule.registerQueue({ name: 'items' }, { name: 'items-once' }),
     ],
-    providers: [
-      ItemsProcessor,
-      ItemsOnceProcessor,
-      Queues,
-      { provide: CRITICAL_SECTION, useValue: section },
-      { provide: 'INSTANCE', useValue: name },
-    ],
+    providers: [ItemsProcessor, ItemsOnceProcessor, Queues, ...instanceProviders(section, name)],
   });
   apps.push(app);
   return app;

@@ -5,13 +5,20 @@
  * `lock-busy` over RPC, WebSocket and GraphQL).
  */
 import 'reflect-metadata';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Inject, type INestApplication } from '@nestjs/common';
+import { describe, expect, it } from '@jest/globals';
+import type { INestApplication } from '@nestjs/common';
 import { Command, CommandBus, CommandHandler, CqrsModule, type ICommandHandler } from '@nestjs/cqrs';
 import { LockAcquisitionError, Locked, RedlockService } from '../../lib/index.js';
 import { useMasters } from '../support/index.js';
 import { startApp } from '../support/nest.js';
-import { CRITICAL_SECTION, CriticalSection, ONE_TRY, transportOptions } from './fixtures/critical-section.js';
+import {
+  CriticalSection,
+  ONE_TRY,
+  SectionHandler,
+  instanceProviders,
+  transportOptions,
+} from './fixtures/critical-section.js';
+import { useTwoInstances, type AtClose } from './fixtures/two-instances.js';
 
 class ReserveItem extends Command<string> {
   constructor(readonly id: string) {
@@ -26,64 +33,40 @@ class ReserveItemOnce extends Command<string> {
 }
 
 @CommandHandler(ReserveItem)
-class ReserveItemHandler implements ICommandHandler<ReserveItem, string> {
-  constructor(
-    @Inject(CRITICAL_SECTION) private readonly section: CriticalSection,
-    @Inject('INSTANCE') private readonly instance: string,
-  ) {}
-
+class ReserveItemHandler extends SectionHandler implements ICommandHandler<ReserveItem, string> {
   @Locked('cmd-item:#command.id')
   execute(command: ReserveItem): Promise<string> {
-    return this.section.run(command.id, this.instance);
+    return this.enter(command.id);
   }
 }
 
 @CommandHandler(ReserveItemOnce)
-class ReserveItemOnceHandler implements ICommandHandler<ReserveItemOnce, string> {
-  constructor(
-    @Inject(CRITICAL_SECTION) private readonly section: CriticalSection,
-    @Inject('INSTANCE') private readonly instance: string,
-  ) {}
-
+class ReserveItemOnceHandler extends SectionHandler implements ICommandHandler<ReserveItemOnce, string> {
   @Locked('cmd-item:#command.id', ONE_TRY)
   execute(command: ReserveItemOnce): Promise<string> {
-    return this.section.run(command.id, this.instance);
+    return this.enter(command.id);
   }
 }
 
 const masters = useMasters(3);
 const section = new CriticalSection();
-const apps: INestApplication[] = [];
 
-async function startInstance(name: string): Promise<{ app: INestApplication; bus: CommandBus }> {
+async function startInstance(name: string, atClose: AtClose): Promise<{ app: INestApplication; bus: CommandBus }> {
   const app = await startApp(transportOptions(masters.urls), {
     imports: [CqrsModule.forRoot()],
-    providers: [
-      ReserveItemHandler,
-      ReserveItemOnceHandler,
-      { provide: CRITICAL_SECTION, useValue: section },
-      { provide: 'INSTANCE', useValue: name },
-    ],
+    providers: [ReserveItemHandler, ReserveItemOnceHandler, ...instanceProviders(section, name)],
   });
-  apps.push(app);
+  atClose(() => app.close());
   return { app, bus: app.get(CommandBus) };
 }
 
-let a: { app: INestApplication; bus: CommandBus };
-let b: { app: INestApplication; bus: CommandBus };
-
-beforeAll(async () => {
-  a = await startInstance('A');
-  b = await startInstance('B');
-});
-
-afterAll(async () => {
-  await Promise.all(apps.map((app) => app.close()));
-});
+const two = useTwoInstances(startInstance);
 
 describe('CQRS command handlers, two instances', () => {
   it('runs commands for the same id one at a time across both instances; every command completes', async () => {
-    const runs = Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? a : b).bus.execute(new ReserveItem('same')));
+    const runs = Array.from({ length: 10 }, (_, i) =>
+      (i % 2 === 0 ? two.a : two.b).bus.execute(new ReserveItem('same')),
+    );
     const answers = await Promise.all(runs);
     expect(new Set(answers)).toEqual(new Set(['A', 'B']));
     expect(section.entered).toBe(10);
@@ -91,16 +74,16 @@ describe('CQRS command handlers, two instances', () => {
   });
 
   it('a busy lock rejects the dispatch with LockAcquisitionError busy; the handler never ran', async () => {
-    const held = await a.app.get(RedlockService).acquire('cmd-item:7', 10_000);
+    const held = await two.a.app.get(RedlockService).acquire('cmd-item:7', 10_000);
     const before = section.entered;
     try {
-      const dispatch = b.bus.execute(new ReserveItemOnce('7'));
+      const dispatch = two.b.bus.execute(new ReserveItemOnce('7'));
       await expect(dispatch).rejects.toBeInstanceOf(LockAcquisitionError);
       await expect(dispatch).rejects.toMatchObject({ busy: true, resources: ['cmd-item:7'] });
       expect(section.entered).toBe(before);
     } finally {
       await held.release();
     }
-    await expect(b.bus.execute(new ReserveItemOnce('7'))).resolves.toBe('B');
+    await expect(two.b.bus.execute(new ReserveItemOnce('7'))).resolves.toBe('B');
   });
 });

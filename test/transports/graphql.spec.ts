@@ -5,8 +5,8 @@
  * no master in the response.
  */
 import 'reflect-metadata';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Inject, UseFilters, type INestApplication } from '@nestjs/common';
+import { describe, expect, it } from '@jest/globals';
+import { UseFilters, type INestApplication } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { ApolloDriver, type ApolloDriverConfig } from '@nestjs/apollo';
 import { Args, GraphQLModule, Mutation, Query, Resolver } from '@nestjs/graphql';
@@ -16,16 +16,18 @@ import { Test } from '@nestjs/testing';
 import { Locked, RedlockExceptionFilter, RedlockModule, RedlockService } from '../../lib/index.js';
 import { useMasters, whilePaused } from '../support/index.js';
 import {
-  CRITICAL_SECTION,
   CriticalSection,
   CustomAnswerFilter,
   LOSABLE,
   LossProbe,
   ONE_TRY,
+  SectionHandler,
   expectNoMasterPort,
   expectNothingLeaked,
+  instanceProviders,
   transportOptions,
 } from './fixtures/critical-section.js';
+import { useTwoInstances, type AtClose } from './fixtures/two-instances.js';
 
 const probe = new LossProbe();
 
@@ -40,12 +42,7 @@ const typeDefs = `
 `;
 
 @Resolver()
-class ItemsResolver {
-  constructor(
-    @Inject(CRITICAL_SECTION) private readonly section: CriticalSection,
-    @Inject('INSTANCE') private readonly instance: string,
-  ) {}
-
+class ItemsResolver extends SectionHandler {
   @Query('ready')
   ready(): boolean {
     return true;
@@ -54,13 +51,13 @@ class ItemsResolver {
   @Mutation('work')
   @Locked('gql-item:#id')
   work(@Args('id') id: string): Promise<string> {
-    return this.section.run(id, this.instance);
+    return this.enter(id);
   }
 
   @Mutation('workOnce')
   @Locked('gql-item:#id', ONE_TRY)
   workOnce(@Args('id') id: string): Promise<string> {
-    return this.section.run(id, this.instance);
+    return this.enter(id);
   }
 
   @Mutation('workUntilLost')
@@ -73,7 +70,7 @@ class ItemsResolver {
   @UseFilters(CustomAnswerFilter)
   @Locked('gql-item:#id', ONE_TRY)
   workOnceCustom(@Args('id') id: string): Promise<string> {
-    return this.section.run(id, this.instance);
+    return this.enter(id);
   }
 }
 
@@ -97,17 +94,16 @@ const masters = useMasters(3);
 
 describe.each(Object.entries(servers))('GraphQL on %s, two instances', (_server, { graphql, adapter }) => {
   const section = new CriticalSection();
-  const apps: INestApplication[] = [];
-  let a: { app: INestApplication; post: (query: string) => Promise<GraphQLResponse> };
-  let b: typeof a;
 
-  async function startInstance(name: string): Promise<typeof a> {
+  async function startInstance(
+    name: string,
+    atClose: AtClose,
+  ): Promise<{ app: INestApplication; post: (query: string) => Promise<GraphQLResponse> }> {
     const moduleRef = await Test.createTestingModule({
       imports: [RedlockModule.forRoot(transportOptions(masters.urls)), graphql()],
       providers: [
         ItemsResolver,
-        { provide: CRITICAL_SECTION, useValue: section },
-        { provide: 'INSTANCE', useValue: name },
+        ...instanceProviders(section, name),
         { provide: APP_FILTER, useClass: RedlockExceptionFilter },
       ],
     }).compile();
@@ -115,7 +111,7 @@ describe.each(Object.entries(servers))('GraphQL on %s, two instances', (_server,
     const app = httpAdapter
       ? moduleRef.createNestApplication(httpAdapter, { logger: false })
       : moduleRef.createNestApplication({ logger: false });
-    apps.push(app);
+    atClose(() => app.close());
     await app.listen(0, '127.0.0.1');
     const url = (await app.getUrl()).replace('[::1]', '127.0.0.1').replace('localhost', '127.0.0.1');
     const post = async (query: string): Promise<GraphQLResponse> => {
@@ -129,17 +125,12 @@ describe.each(Object.entries(servers))('GraphQL on %s, two instances', (_server,
     return { app, post };
   }
 
-  beforeAll(async () => {
-    a = await startInstance('A');
-    b = await startInstance('B');
-  });
-
-  afterAll(async () => {
-    await Promise.all(apps.map((app) => app.close()));
-  });
+  const two = useTwoInstances(startInstance);
 
   it('runs mutations for the same id one at a time across both instances; every mutation answers', async () => {
-    const calls = Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? a : b).post('mutation { work(id: "same") }'));
+    const calls = Array.from({ length: 10 }, (_, i) =>
+      (i % 2 === 0 ? two.a : two.b).post('mutation { work(id: "same") }'),
+    );
     const answers = await Promise.all(calls);
     expect(answers.map((r) => r.errors)).toEqual(Array(10).fill(undefined));
     expect(new Set(answers.map((r) => r.data?.work))).toEqual(new Set(['A', 'B']));
@@ -148,9 +139,9 @@ describe.each(Object.entries(servers))('GraphQL on %s, two instances', (_server,
   });
 
   it('a busy lock answers extensions.code LOCK_BUSY with reason lock-busy, no stack, no master', async () => {
-    const held = await a.app.get(RedlockService).acquire('gql-item:7', 10_000);
+    const held = await two.a.app.get(RedlockService).acquire('gql-item:7', 10_000);
     try {
-      const response = await b.post('mutation { workOnce(id: "7") }');
+      const response = await two.b.post('mutation { workOnce(id: "7") }');
       expect(response.data).toEqual({ workOnce: null });
       expect(response.errors).toHaveLength(1);
       const [error] = response.errors!;
@@ -164,7 +155,7 @@ describe.each(Object.entries(servers))('GraphQL on %s, two instances', (_server,
   });
 
   it('no quorum (two of three masters paused) answers LOCK_UNAVAILABLE, naming no master', async () => {
-    const response = await whilePaused(masters.masters.slice(0, 2), () => b.post('mutation { workOnce(id: "9") }'));
+    const response = await whilePaused(masters.masters.slice(0, 2), () => two.b.post('mutation { workOnce(id: "9") }'));
     expect(response.data).toEqual({ workOnce: null });
     const [error] = response.errors!;
     expect(error.extensions).toEqual({ code: 'LOCK_UNAVAILABLE', reason: 'lock-unavailable' });
@@ -174,7 +165,7 @@ describe.each(Object.entries(servers))('GraphQL on %s, two instances', (_server,
   });
 
   it('a lock lost while the resolver ran answers LOCK_LOST, naming no master', async () => {
-    const response = await probe.loseLockOf(masters, b.post('mutation { workUntilLost(id: "lost") }'));
+    const response = await probe.loseLockOf(masters, two.b.post('mutation { workUntilLost(id: "lost") }'));
     expect(response.data).toEqual({ workUntilLost: null });
     const [error] = response.errors!;
     expect(error.extensions).toEqual({ code: 'LOCK_LOST', reason: 'lock-lost' });
@@ -185,15 +176,15 @@ describe.each(Object.entries(servers))('GraphQL on %s, two instances', (_server,
   });
 
   it('an argument that makes no key answers BAD_LOCK_KEY', async () => {
-    const response = await b.post('mutation { workOnce }');
+    const response = await two.b.post('mutation { workOnce }');
     expect(response.errors?.[0]?.extensions).toEqual({ code: 'BAD_LOCK_KEY', reason: 'bad-lock-key' });
     expectNothingLeaked(response);
   });
 
   it("a subclass's answer() reaches the client", async () => {
-    const held = await a.app.get(RedlockService).acquire('gql-item:8', 10_000);
+    const held = await two.a.app.get(RedlockService).acquire('gql-item:8', 10_000);
     try {
-      const response = await b.post('mutation { workOnceCustom(id: "8") }');
+      const response = await two.b.post('mutation { workOnceCustom(id: "8") }');
       expect(response.errors?.[0]).toMatchObject({
         message: 'custom answer in graphql',
         extensions: { code: 'COME_BACK_LATER', reason: 'come-back-later' },

@@ -4,8 +4,8 @@
  * `{ status: 'error', reason: 'lock-busy', message }` through RedlockExceptionFilter.
  */
 import 'reflect-metadata';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Controller, Inject, Module, UseFilters } from '@nestjs/common';
+import { describe, expect, it } from '@jest/globals';
+import { Controller, Module, UseFilters } from '@nestjs/common';
 import {
   ClientProxyFactory,
   MessagePattern,
@@ -21,43 +21,40 @@ import { firstValueFrom, timeout } from 'rxjs';
 import { Locked, RedlockExceptionFilter, RedlockModule, RedlockService } from '../../lib/index.js';
 import { useMasters, whilePaused } from '../support/index.js';
 import {
-  CRITICAL_SECTION,
   CriticalSection,
   CustomAnswerFilter,
   LOSABLE,
   LossProbe,
   ONE_TRY,
+  SectionHandler,
   expectErrorAnswer,
   expectNoMasterPort,
+  instanceProviders,
   transportOptions,
 } from './fixtures/critical-section.js';
+import { useTwoInstances, type AtClose } from './fixtures/two-instances.js';
 
 const probe = new LossProbe();
 
 @Controller()
-class ItemsHandler {
-  constructor(
-    @Inject(CRITICAL_SECTION) private readonly section: CriticalSection,
-    @Inject('INSTANCE') private readonly instance: string,
-  ) {}
-
+class ItemsHandler extends SectionHandler {
   @MessagePattern('work')
   @Locked('rpc-item:#data.id')
   work(@Payload() data: { id: string }): Promise<string> {
-    return this.section.run(data.id, this.instance);
+    return this.enter(data.id);
   }
 
   @MessagePattern('work-once')
   @Locked('rpc-item:#data.id', ONE_TRY)
   workOnce(@Payload() data: { id: string }): Promise<string> {
-    return this.section.run(data.id, this.instance);
+    return this.enter(data.id);
   }
 
   @MessagePattern('work-once-custom')
   @UseFilters(CustomAnswerFilter)
   @Locked('rpc-item:#data.id', ONE_TRY)
   workOnceCustom(@Payload() data: { id: string }): Promise<string> {
-    return this.section.run(data.id, this.instance);
+    return this.enter(data.id);
   }
 
   @MessagePattern('work-until-lost')
@@ -74,17 +71,12 @@ class ItemsHandler {
 
 const masters = useMasters(3);
 const section = new CriticalSection();
-const apps: INestMicroservice[] = [];
-const clients: ClientProxy[] = [];
 
-async function startInstance(name: string): Promise<{ app: INestMicroservice; client: ClientProxy }> {
+async function startInstance(name: string, atClose: AtClose): Promise<{ app: INestMicroservice; client: ClientProxy }> {
   @Module({
     imports: [RedlockModule.forRoot(transportOptions(masters.urls))],
     controllers: [ItemsHandler],
-    providers: [
-      { provide: CRITICAL_SECTION, useValue: section },
-      { provide: 'INSTANCE', useValue: name },
-    ],
+    providers: instanceProviders(section, name),
   })
   class InstanceModule {}
   const moduleRef = await Test.createTestingModule({ imports: [InstanceModule] }).compile();
@@ -94,27 +86,16 @@ async function startInstance(name: string): Promise<{ app: INestMicroservice; cl
     logger: false,
   });
   app.useGlobalFilters(new RedlockExceptionFilter());
-  apps.push(app);
+  atClose(() => app.close());
   await app.listen();
   const { port } = app.unwrap<Server>().address() as AddressInfo;
   const client = ClientProxyFactory.create({ transport: Transport.TCP, options: { host: '127.0.0.1', port } });
-  clients.push(client);
+  atClose(() => client.close());
   await client.connect();
   return { app, client };
 }
 
-let a: { app: INestMicroservice; client: ClientProxy };
-let b: { app: INestMicroservice; client: ClientProxy };
-
-beforeAll(async () => {
-  a = await startInstance('A');
-  b = await startInstance('B');
-});
-
-afterAll(async () => {
-  for (const client of clients) await client.close();
-  await Promise.all(apps.map((app) => app.close()));
-});
+const two = useTwoInstances(startInstance);
 
 /**
  * The error the client's Observable ends with; a server that never answers ends it with rxjs's
@@ -133,7 +114,7 @@ describe('TCP microservice, two instances', () => {
   it('runs calls for the same id one at a time across both instances; every call is answered', async () => {
     const before = section.entered;
     const calls = Array.from({ length: 10 }, (_, i) =>
-      firstValueFrom((i % 2 === 0 ? a : b).client.send<string>('work', { id: 'same' })),
+      firstValueFrom((i % 2 === 0 ? two.a : two.b).client.send<string>('work', { id: 'same' })),
     );
     const answers = await Promise.all(calls);
     expect(new Set(answers)).toEqual(new Set(['A', 'B']));
@@ -142,9 +123,9 @@ describe('TCP microservice, two instances', () => {
   });
 
   it('a busy lock errors the Observable with { status, reason: lock-busy, message } naming the resource', async () => {
-    const held = await a.app.get(RedlockService).acquire('rpc-item:7', 10_000);
+    const held = await two.a.app.get(RedlockService).acquire('rpc-item:7', 10_000);
     try {
-      const answer = await errorOf(b.client, 'work-once', { id: '7' });
+      const answer = await errorOf(two.b.client, 'work-once', { id: '7' });
       expectErrorAnswer(answer, 'lock-busy', 'rpc-item:7');
     } finally {
       await held.release();
@@ -152,21 +133,23 @@ describe('TCP microservice, two instances', () => {
   });
 
   it('no quorum (two of three masters paused) errors with lock-unavailable, naming no master', async () => {
-    const answer = await whilePaused(masters.masters.slice(0, 2), () => errorOf(b.client, 'work-once', { id: '9' }));
+    const answer = await whilePaused(masters.masters.slice(0, 2), () =>
+      errorOf(two.b.client, 'work-once', { id: '9' }),
+    );
     expectErrorAnswer(answer, 'lock-unavailable', 'rpc-item:9');
     expectNoMasterPort(answer, masters);
   });
 
   it('a lock lost while the handler ran errors with lock-lost, naming no master', async () => {
-    const answer = await probe.loseLockOf(masters, errorOf(b.client, 'work-until-lost', { id: 'lost' }));
+    const answer = await probe.loseLockOf(masters, errorOf(two.b.client, 'work-until-lost', { id: 'lost' }));
     expectErrorAnswer(answer, 'lock-lost', 'rpc-item:lost');
     expectNoMasterPort(answer, masters);
   });
 
   it("a subclass's answer() reaches the client", async () => {
-    const held = await a.app.get(RedlockService).acquire('rpc-item:8', 10_000);
+    const held = await two.a.app.get(RedlockService).acquire('rpc-item:8', 10_000);
     try {
-      const answer = await errorOf(b.client, 'work-once-custom', { id: '8' });
+      const answer = await errorOf(two.b.client, 'work-once-custom', { id: '8' });
       expect(answer).toEqual({ status: 'error', reason: 'come-back-later', message: 'custom answer in rpc' });
     } finally {
       await held.release();
@@ -174,11 +157,11 @@ describe('TCP microservice, two instances', () => {
   });
 
   it('a payload that makes no key errors with bad-lock-key', async () => {
-    const answer = await errorOf(b.client, 'work-once', {});
+    const answer = await errorOf(two.b.client, 'work-once', {});
     expectErrorAnswer(answer, 'bad-lock-key');
   });
 
   it("the handler's own RpcException passes through unchanged", async () => {
-    expect(await errorOf(a.client, 'own-error', {})).toEqual({ code: 'out-of-stock', sku: 'A-1' });
+    expect(await errorOf(two.a.client, 'own-error', {})).toEqual({ code: 'out-of-stock', sku: 'A-1' });
   });
 });

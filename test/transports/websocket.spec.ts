@@ -5,45 +5,42 @@
  * gateways, so the gateway names the filter with `@UseFilters`.
  */
 import 'reflect-metadata';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Inject, UseFilters, type INestApplication } from '@nestjs/common';
+import { describe, expect, it } from '@jest/globals';
+import { UseFilters, type INestApplication } from '@nestjs/common';
 import { MessageBody, SubscribeMessage, WebSocketGateway } from '@nestjs/websockets';
 import { io, type Socket } from 'socket.io-client';
 import { Locked, RedlockExceptionFilter, RedlockService } from '../../lib/index.js';
 import { useMasters, whilePaused } from '../support/index.js';
 import { startHttpApp } from '../support/nest.js';
 import {
-  CRITICAL_SECTION,
   CriticalSection,
   CustomAnswerFilter,
   LOSABLE,
   LossProbe,
   ONE_TRY,
+  SectionHandler,
   expectErrorAnswer,
   expectNoMasterPort,
+  instanceProviders,
   transportOptions,
 } from './fixtures/critical-section.js';
+import { useTwoInstances, type AtClose } from './fixtures/two-instances.js';
 
 const probe = new LossProbe();
 
 @WebSocketGateway()
 @UseFilters(RedlockExceptionFilter)
-class ItemsGateway {
-  constructor(
-    @Inject(CRITICAL_SECTION) private readonly section: CriticalSection,
-    @Inject('INSTANCE') private readonly instance: string,
-  ) {}
-
+class ItemsGateway extends SectionHandler {
   @SubscribeMessage('work')
   @Locked('ws-item:#data.id')
   work(@MessageBody() data: { id: string }): Promise<string> {
-    return this.section.run(data.id, this.instance);
+    return this.enter(data.id);
   }
 
   @SubscribeMessage('work-once')
   @Locked('ws-item:#data.id', ONE_TRY)
   workOnce(@MessageBody() data: { id: string }): Promise<string> {
-    return this.section.run(data.id, this.instance);
+    return this.enter(data.id);
   }
 
   @SubscribeMessage('work-until-lost')
@@ -56,26 +53,20 @@ class ItemsGateway {
   @UseFilters(CustomAnswerFilter)
   @Locked('ws-item:#data.id', ONE_TRY)
   workOnceCustom(@MessageBody() data: { id: string }): Promise<string> {
-    return this.section.run(data.id, this.instance);
+    return this.enter(data.id);
   }
 }
 
 const masters = useMasters(3);
 const section = new CriticalSection();
-const apps: INestApplication[] = [];
-const sockets: Socket[] = [];
 
-async function startInstance(name: string): Promise<{ app: INestApplication; socket: Socket }> {
+async function startInstance(name: string, atClose: AtClose): Promise<{ app: INestApplication; socket: Socket }> {
   const { app, base } = await startHttpApp(transportOptions(masters.urls), {
-    providers: [
-      ItemsGateway,
-      { provide: CRITICAL_SECTION, useValue: section },
-      { provide: 'INSTANCE', useValue: name },
-    ],
+    providers: [ItemsGateway, ...instanceProviders(section, name)],
   });
-  apps.push(app);
+  atClose(() => app.close());
   const socket = io(base, { transports: ['websocket'], reconnection: false });
-  sockets.push(socket);
+  atClose(() => socket.disconnect());
   await new Promise<void>((resolve, reject) => {
     socket.once('connect', resolve);
     socket.once('connect_error', reject);
@@ -83,18 +74,7 @@ async function startInstance(name: string): Promise<{ app: INestApplication; soc
   return { app, socket };
 }
 
-let a: { app: INestApplication; socket: Socket };
-let b: { app: INestApplication; socket: Socket };
-
-beforeAll(async () => {
-  a = await startInstance('A');
-  b = await startInstance('B');
-});
-
-afterAll(async () => {
-  for (const socket of sockets) socket.disconnect();
-  await Promise.all(apps.map((app) => app.close()));
-});
+const two = useTwoInstances(startInstance);
 
 /** The payload of the next `exception` event after emitting; a gateway that sends none ends it after `ms`. */
 function exceptionAfter(socket: Socket, event: string, data: unknown, ms = 5_000): Promise<unknown> {
@@ -117,7 +97,8 @@ describe('socket.io gateway, two instances', () => {
     const before = section.entered;
     const acks = Array.from(
       { length: 10 },
-      (_, i) => (i % 2 === 0 ? a : b).socket.timeout(20_000).emitWithAck('work', { id: 'same' }) as Promise<string>,
+      (_, i) =>
+        (i % 2 === 0 ? two.a : two.b).socket.timeout(20_000).emitWithAck('work', { id: 'same' }) as Promise<string>,
     );
     const answers = await Promise.all(acks);
     expect(new Set(answers)).toEqual(new Set(['A', 'B']));
@@ -126,9 +107,9 @@ describe('socket.io gateway, two instances', () => {
   });
 
   it("a busy lock sends the client an 'exception' event { status, reason: lock-busy, message } naming the resource", async () => {
-    const held = await a.app.get(RedlockService).acquire('ws-item:7', 10_000);
+    const held = await two.a.app.get(RedlockService).acquire('ws-item:7', 10_000);
     try {
-      const answer = await exceptionAfter(b.socket, 'work-once', { id: '7' });
+      const answer = await exceptionAfter(two.b.socket, 'work-once', { id: '7' });
       expectErrorAnswer(answer, 'lock-busy', 'ws-item:7');
     } finally {
       await held.release();
@@ -137,26 +118,29 @@ describe('socket.io gateway, two instances', () => {
 
   it('no quorum (two of three masters paused) sends lock-unavailable, naming no master', async () => {
     const answer = await whilePaused(masters.masters.slice(0, 2), () =>
-      exceptionAfter(b.socket, 'work-once', { id: '9' }),
+      exceptionAfter(two.b.socket, 'work-once', { id: '9' }),
     );
     expectErrorAnswer(answer, 'lock-unavailable', 'ws-item:9');
     expectNoMasterPort(answer, masters);
   });
 
   it('a lock lost while the handler ran sends lock-lost, naming no master', async () => {
-    const answer = await probe.loseLockOf(masters, exceptionAfter(b.socket, 'work-until-lost', { id: 'lost' }, 20_000));
+    const answer = await probe.loseLockOf(
+      masters,
+      exceptionAfter(two.b.socket, 'work-until-lost', { id: 'lost' }, 20_000),
+    );
     expectErrorAnswer(answer, 'lock-lost', 'ws-item:lost');
     expectNoMasterPort(answer, masters);
   });
 
   it('a message that makes no key sends bad-lock-key', async () => {
-    expectErrorAnswer(await exceptionAfter(b.socket, 'work-once', {}), 'bad-lock-key');
+    expectErrorAnswer(await exceptionAfter(two.b.socket, 'work-once', {}), 'bad-lock-key');
   });
 
   it("a subclass's answer() reaches the client", async () => {
-    const held = await a.app.get(RedlockService).acquire('ws-item:8', 10_000);
+    const held = await two.a.app.get(RedlockService).acquire('ws-item:8', 10_000);
     try {
-      const answer = await exceptionAfter(b.socket, 'work-once-custom', { id: '8' });
+      const answer = await exceptionAfter(two.b.socket, 'work-once-custom', { id: '8' });
       expect(answer).toEqual({ status: 'error', reason: 'come-back-later', message: 'custom answer in ws' });
     } finally {
       await held.release();
