@@ -140,6 +140,9 @@ function settledOutcomes(
 /** Ends of a lock that are not news to an operator: the holder itself released or resigned. */
 const QUIET_LOSSES = new Set<string>(['released', 'resigned', 'not-leader']);
 
+/** A vote that counts every reply: a release round waits for a quorum of answers, whatever they say. */
+const accept = (): boolean => true;
+
 /** Split votes in a row retried at once (after a short random pause) before the normal retry delay. */
 const MAX_SPLIT_RETRIES = 5;
 /** The longest random pause before retrying a split vote, ms: a few round trips on a LAN. */
@@ -1137,13 +1140,9 @@ export class Redlock {
     const masters = skip ? this.#masters.filter((_, i) => !skip[i]) : this.#masters;
     if (keys.length === 1) {
       // One key: the release hands it to the first queued waiter, if any (docs/handoff.md).
-      return voteRound(
-        masters,
-        this.quorum,
-        timeout,
-        (m) => handoffRelease(m, keys[0], value, announce, releaseChannelFor(m, keys[0]), timeout),
-        () => true,
-      );
+      const key = keys[0];
+      const reserve = announce ? String(Math.max(1, Math.ceil(timeout))) : '0';
+      return voteRound(masters, this.quorum, timeout, (m) => handoffRelease(m, key, value, reserve), accept);
     }
     return voteRound(
       masters,

@@ -261,6 +261,31 @@ describe('handoff between processes (5 masters)', () => {
     expect(after.scripts - before.scripts).toBe(5);
   }, 30_000);
 
+  it('uncontended, the release script carries the lock key and the value only, as a compare-and-delete does (its queue keys are named on the master)', async () => {
+    const redlock = await set.redlock();
+    const resource = resourceName('short-release');
+    const monitor = await startMonitor(set.urls[0]);
+    const scripts: string[][] = [];
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (/^eval(sha)?$/i.test(String(args[0])) && args.includes(`lock:${resource}`)) scripts.push(args.map(String));
+    });
+    try {
+      const lock = await redlock.acquire(resource, 10_000);
+      await lock.release();
+      expect(await waitFor(() => scripts.length >= 1, 5_000)).toBe(true);
+      // name, script, number of keys, keys, arguments
+      const [, , numKeys, ...rest] = scripts[0];
+      expect({ numKeys, key: rest[0], value: rest[1], args: rest.length - 1 }).toEqual({
+        numKeys: '1',
+        key: `lock:${resource}`,
+        value: lock.value,
+        args: 2,
+      });
+    } finally {
+      monitor.disconnect();
+    }
+  }, 30_000);
+
   it('a crashed waiter holds nothing up for longer than its ticket lease: the next waiter gets the lock', async () => {
     const resource = resourceName('crashed-waiter');
     const key = `lock:${resource}`;
