@@ -645,10 +645,14 @@ export class Redlock {
     // Handoff between instances (docs/handoff.md): after a first refusal, queue with a ticket on the masters.
     const queues = canQueue({ keys }, shape !== undefined) && options.retry.retryCount > 0;
     let ticket: HandoffTicket | undefined;
+    // What the waiter knows of handovers to its ticket: built with the ticket, so that a key nobody
+    // waits for pays nothing for it.
+    let ledger: HandoverLedger | undefined;
     const takeTicket = (): HandoffTicket => {
       // Not fenced: the release may hand the key straight to this ticket's value (docs/handoff.md §3).
       const random = randomBytes(16).toString('base64url');
       const handover = counters ? undefined : { value: handoverValue(budget.remoteId, budget.arrival, random), ttl };
+      if (handover) ledger = new HandoverLedger();
       return { id: budget.remoteId, score: budget.arrival, lease: 0, claim: 0, handover };
     };
     // Waiters are queued on the masters already: take a place with the first attempt.
@@ -658,11 +662,10 @@ export class Redlock {
     }
     let splits = 0;
     let won = false;
-    const ledger = new HandoverLedger();
     // A quorum of masters handed the key to this waiter's ticket in their release (docs/handoff.md §3):
     // the lock is held without an attempt of its own.
     const handedOver = (): Lock | undefined => {
-      if (!ticket?.handover) return undefined;
+      if (!ticket?.handover || !ledger) return undefined;
       const trusted = (i: number): boolean => this.#trusts(i) === true;
       const until = ledger.validUntil(budget.handedAt, this.quorum, trusted, ttl, driftFactor);
       if (until === undefined || until <= now()) return undefined;
@@ -721,7 +724,7 @@ export class Redlock {
           this.#inFlight.delete(attempt);
           this.track(lock);
           won = true;
-          if (ticket?.handover) ledger.note(result.start, result.round.replies);
+          ledger?.note(result.start, result.round.replies);
           // Others of this process queued behind a shared lock may share it too: pass the wake-up on
           // (not with the value: the holder's own release must still wake).
           if (sharedResult?.roomLeft) for (const key of keys) this.#wakeups.released(key, `${value}:granted`);
@@ -729,7 +732,7 @@ export class Redlock {
         }
         // Failed: release on ALL masters, the ones that said no or timed out included (silently: nothing was free).
         const released = this.cleanUp(attempt);
-        if (ticket?.handover) {
+        if (ticket?.handover && ledger) {
           ledger.note(result.start, result.round.replies);
           const handed = handedOver();
           if (handed) return handed;
@@ -807,7 +810,7 @@ export class Redlock {
       if (ticket) {
         const givenUp = won ? '' : (ticket.handover?.value ?? '');
         // A winner's ticket has left the queue of each master that handed it the key: not sent there.
-        const queued = won && ticket.handover ? ledger.mayBeQueued(handedAt, this.#masters.length) : undefined;
+        const queued = won && ledger ? ledger.mayBeQueued(handedAt, this.#masters.length) : undefined;
         const masters = queued ? this.#masters.filter((_, i) => queued[i]) : this.#masters;
         if (masters.length > 0)
           void this.trackCleanup(withdrawTicket(masters, keys[0], ticket, context.timeout, givenUp));
