@@ -130,7 +130,7 @@ export function voteRound(
             distrustedFor: trust.distrustedFor,
             ...(trust.shard !== undefined ? { shard: trust.shard } : {}),
           });
-        } else record(i, verdictsOf(master)[isGranted(value) ? 0 : 1]);
+        } else record(i, { master: master.label, status: isGranted(value) ? 'granted' : 'refused' });
       },
       (error: unknown) =>
         record(i, {
@@ -141,24 +141,6 @@ export function voteRound(
     );
   }
   return { decided, settled, outcomes, replies };
-}
-
-/**
- * Per master, its two plain outcomes (granted, refused), made once: every round's votes are one of
- * these, so a round allocates nothing per plain answer. Frozen, since rounds share them.
- */
-const verdicts = new WeakMap<Master, readonly [MasterOutcome, MasterOutcome]>();
-
-function verdictsOf(master: Master): readonly [MasterOutcome, MasterOutcome] {
-  let pair = verdicts.get(master);
-  if (!pair || pair[0].master !== master.label) {
-    pair = [
-      Object.freeze({ master: master.label, status: 'granted' as const }),
-      Object.freeze({ master: master.label, status: 'refused' as const }),
-    ];
-    verdicts.set(master, pair);
-  }
-  return pair;
 }
 
 /** A one-line tally such as "2 granted, 1 refused (held by another holder), 2 timed out". */
