@@ -3,7 +3,7 @@ import type { AcquireRequest, AcquireRoundKind } from './acquire-round.js';
 import { driftOf } from './clock.js';
 import type { Master } from './master.js';
 import { companionKeyOf } from './cluster-keys.js';
-import { announceFlagFor, handoverChannelLua, releaseChannelFor } from './release-channel.js';
+import { announceFlagFor, handoverChannelLua, releaseChannelFor, releaseChannelOf } from './release-channel.js';
 import { voteRound } from './votes.js';
 
 /**
@@ -289,6 +289,37 @@ end
 return 1`,
 } as const;
 
+/**
+ * `HANDOFF_LUA.release` for a plain (non-cluster) master, in the shape of a compare-and-delete:
+ * KEYS: the lock key only; ARGV: value, reservation ms ('0': silent, no handover, no message).
+ * The queue keys and the release channel are named on the master from the lock key, as
+ * `queueKeysOf` and `releaseChannelOf` name them there, so an uncontended release encodes and sends
+ * one key and two short arguments instead of four keys and four arguments. A standalone master
+ * runs a script that touches undeclared keys; a cluster node needs them declared for routing, so
+ * clusters keep the declared form (and so does a connection with an ioredis `keyPrefix`, which
+ * would prefix the derived channel).
+ */
+export const PLAIN_RELEASE_LUA = plainFormOf(HANDOFF_LUA.release);
+
+function plainFormOf(lua: string): string {
+  const names: Record<string, string> = {
+    'KEYS[2]': 'queueKey',
+    'KEYS[3]': 'leaseKey',
+    'KEYS[4]': 'claimKey',
+    'ARGV[2]': 'announce',
+    'ARGV[3]': 'channel',
+    'ARGV[4]': 'reserve',
+  };
+  const body = lua.replace(/KEYS\[[234]\]|ARGV\[[234]\]/g, (ref) => names[ref]);
+  if (/KEYS\[(?!1\])|ARGV\[(?!1\])/.test(body))
+    throw new Error('the plain release script reads an argument it is not sent');
+  return `
+local queueKey, leaseKey, claimKey = KEYS[1] .. ':handoff:queue', KEYS[1] .. ':handoff:lease', KEYS[1] .. ':handoff:claim'
+local reserve = ARGV[2]
+local announce = reserve == '0' and '0' or '1'
+local channel = '${releaseChannelOf('')}' .. KEYS[1]${body}`;
+}
+
 /** A client with the handoff scripts registered (EVALSHA, with EVAL on NOSCRIPT). */
 export interface HandoffClient {
   quorumLockTicketAcquire(
@@ -298,14 +329,16 @@ export interface HandoffClient {
   quorumLockTicketUndo(numKeys: number, ...keysThenArgs: (string | number)[]): Promise<number>;
   quorumLockTicketYield(numKeys: number, ...keysThenArgs: (string | number)[]): Promise<number>;
   quorumLockHandoffRelease(numKeys: number, ...keysThenArgs: (string | number)[]): Promise<number>;
+  quorumLockPlainRelease(key: string, value: string, reserveOrSilent: string): Promise<number>;
   quorumLockWithdraw(numKeys: number, ...keysThenArgs: (string | number)[]): Promise<number>;
 }
 
 function handoffClient(master: Master): HandoffClient {
   const client = master.client as Redis & Partial<HandoffClient>;
-  if (typeof client.quorumLockTicketYield !== 'function') {
+  if (typeof client.quorumLockPlainRelease !== 'function') {
     client.defineCommand('quorumLockTicketAcquire', { lua: HANDOFF_LUA.acquire });
     client.defineCommand('quorumLockHandoffRelease', { lua: HANDOFF_LUA.release });
+    client.defineCommand('quorumLockPlainRelease', { lua: PLAIN_RELEASE_LUA, numberOfKeys: 1 });
     client.defineCommand('quorumLockWithdraw', { lua: HANDOFF_LUA.withdraw });
     client.defineCommand('quorumLockTicketUndo', { lua: HANDOFF_LUA.undo });
     client.defineCommand('quorumLockTicketYield', { lua: HANDOFF_LUA.yield });
@@ -374,26 +407,32 @@ export function claimWaitOf(replies: readonly unknown[], quorum: number): number
 }
 
 /**
- * Compare-and-delete of a single key that hands it to the claimant (the first live ticket whose claim has not lapsed), if any: resolves to 2
- * when it handed the key on, 1 when it deleted it, 0 when the key did not hold `value`.
+ * Compare-and-delete of a single key that hands it to the claimant (the first live ticket whose
+ * claim has not lapsed), if any: resolves to 2 when it handed the key on, 1 when it deleted it, 0
+ * when the key did not hold `value`. `reserve`: the reservation for a fenced claimant, ms, as a
+ * string (computed once per release round), or '0' for a silent release (a failed attempt's
+ * clean-up: nothing was really free, no handover, no message).
+ *
+ * @example
+ * await handoffRelease(master, 'lock:orders', lock.value, String(commandTimeout)); // 2, 1 or 0
  */
-export function handoffRelease(
-  master: Master,
-  key: string,
-  value: string,
-  announce: boolean,
-  channel: string,
-  reserveMs: number,
-): Promise<number> {
+export function handoffRelease(master: Master, key: string, value: string, reserve: string): Promise<number> {
+  const client = handoffClient(master);
+  if (namesCompanionsOnMaster(master)) return client.quorumLockPlainRelease(key, value, reserve);
   const keys = handoffKeysOf(key, master);
-  return handoffClient(master).quorumLockHandoffRelease(
+  return client.quorumLockHandoffRelease(
     keys.length,
     ...keys,
     value,
-    announceFlagFor(master, announce),
-    channel,
-    String(Math.ceil(reserveMs)),
+    announceFlagFor(master, reserve !== '0'),
+    releaseChannelFor(master, key),
+    reserve,
   );
+}
+
+/** True when the plain release script (`PLAIN_RELEASE_LUA`) can name the key's companions on `master`. */
+function namesCompanionsOnMaster(master: Master): boolean {
+  return !master.cluster && !master.client.options?.keyPrefix;
 }
 
 /**

@@ -416,6 +416,52 @@ export function resolveRetryOptions(
   base: ResolvedRetryOptions,
   overrides: RetryOptions | undefined,
 ): ResolvedRetryOptions {
+  if (!overridesRetry(overrides)) {
+    // Most calls override nothing: the base's resolution is reused while its values stay the same.
+    const known = baseResolutions.get(base);
+    if (known && sameRetry(known.of, base)) return known.resolved;
+    const resolved = Object.freeze(mergeRetryOptions(base, undefined));
+    baseResolutions.set(base, { of: pickRetry(base), resolved });
+    return resolved;
+  }
+  return mergeRetryOptions(base, overrides);
+}
+
+/** Per base options object: the retry values it was resolved with, and the (frozen) resolution. */
+const baseResolutions = new WeakMap<
+  ResolvedRetryOptions,
+  { of: ResolvedRetryOptions; resolved: ResolvedRetryOptions }
+>();
+
+function overridesRetry(overrides: RetryOptions | undefined): boolean {
+  return (
+    overrides !== undefined &&
+    (overrides.retryCount !== undefined ||
+      overrides.retryDelay !== undefined ||
+      overrides.retryJitter !== undefined ||
+      overrides.acquireTimeout !== undefined)
+  );
+}
+
+function pickRetry(o: ResolvedRetryOptions): ResolvedRetryOptions {
+  return {
+    retryCount: o.retryCount,
+    retryDelay: o.retryDelay,
+    retryJitter: o.retryJitter,
+    acquireTimeout: o.acquireTimeout,
+  };
+}
+
+function sameRetry(a: ResolvedRetryOptions, b: ResolvedRetryOptions): boolean {
+  return (
+    a.retryCount === b.retryCount &&
+    a.retryDelay === b.retryDelay &&
+    a.retryJitter === b.retryJitter &&
+    a.acquireTimeout === b.acquireTimeout
+  );
+}
+
+function mergeRetryOptions(base: ResolvedRetryOptions, overrides: RetryOptions | undefined): ResolvedRetryOptions {
   const merged: ResolvedRetryOptions = {
     retryCount: base.retryCount,
     retryDelay: base.retryDelay,

@@ -140,6 +140,9 @@ function settledOutcomes(
 /** Ends of a lock that are not news to an operator: the holder itself released or resigned. */
 const QUIET_LOSSES = new Set<string>(['released', 'resigned', 'not-leader']);
 
+/** A vote that counts every reply: a release round waits for a quorum of answers, whatever they say. */
+const accept = (): boolean => true;
+
 /** Split votes in a row retried at once (after a short random pause) before the normal retry delay. */
 const MAX_SPLIT_RETRIES = 5;
 /** The longest random pause before retrying a split vote, ms: a few round trips on a LAN. */
@@ -649,10 +652,14 @@ export class Redlock {
     // Handoff between instances (docs/handoff.md): after a first refusal, queue with a ticket on the masters.
     const queues = canQueue({ keys }, shape !== undefined) && options.retry.retryCount > 0;
     let ticket: HandoffTicket | undefined;
+    // What the waiter knows of handovers to its ticket: built with the ticket, so that a key nobody
+    // waits for pays nothing for it.
+    let ledger: HandoverLedger | undefined;
     const takeTicket = (): HandoffTicket => {
       // Not fenced: the release may hand the key straight to this ticket's value (docs/handoff.md §3).
       const random = randomBytes(16).toString('base64url');
       const handover = counters ? undefined : { value: handoverValue(budget.remoteId, budget.arrival, random), ttl };
+      if (handover) ledger = new HandoverLedger();
       return { id: budget.remoteId, score: budget.arrival, lease: 0, claim: 0, handover };
     };
     // Waiters are queued on the masters already: take a place with the first attempt.
@@ -663,11 +670,10 @@ export class Redlock {
     let splits = 0;
     let won = false;
     let lastRound: VoteRound | undefined;
-    const ledger = new HandoverLedger();
     // A quorum of masters handed the key to this waiter's ticket in their release (docs/handoff.md §3):
     // the lock is held without an attempt of its own.
     const handedOver = (): Lock | undefined => {
-      if (!ticket?.handover) return undefined;
+      if (!ticket?.handover || !ledger) return undefined;
       const trusted = (i: number): boolean => this.#trusts(i) === true;
       const until = ledger.validUntil(budget.handedAt, this.quorum, trusted, ttl, driftFactor);
       if (until === undefined || until <= now()) return undefined;
@@ -730,7 +736,7 @@ export class Redlock {
           this.#inFlight.delete(attempt);
           this.track(lock);
           won = true;
-          if (ticket?.handover) ledger.note(result.start, result.round.replies);
+          ledger?.note(result.start, result.round.replies);
           // Others of this process queued behind a shared lock may share it too: pass the wake-up on
           // (not with the value: the holder's own release must still wake).
           if (sharedResult?.roomLeft) for (const key of keys) this.#wakeups.released(key, `${value}:granted`);
@@ -738,7 +744,7 @@ export class Redlock {
         }
         // Failed: release on ALL masters, the ones that said no or timed out included (silently: nothing was free).
         const released = this.cleanUp(attempt);
-        if (ticket?.handover) {
+        if (ticket?.handover && ledger) {
           ledger.note(result.start, result.round.replies);
           const handed = handedOver();
           if (handed) return handed;
@@ -816,7 +822,7 @@ export class Redlock {
       if (ticket) {
         const givenUp = won ? '' : (ticket.handover?.value ?? '');
         // A winner's ticket has left the queue of each master that handed it the key: not sent there.
-        const queued = won && ticket.handover ? ledger.mayBeQueued(handedAt, this.#masters.length) : undefined;
+        const queued = won && ledger ? ledger.mayBeQueued(handedAt, this.#masters.length) : undefined;
         const masters = queued ? this.#masters.filter((_, i) => queued[i]) : this.#masters;
         if (masters.length > 0)
           void this.trackCleanup(withdrawTicket(masters, keys[0], ticket, context.timeout, givenUp));
@@ -1158,13 +1164,9 @@ export class Redlock {
     const masters = skip ? this.#masters.filter((_, i) => !skip[i]) : this.#masters;
     if (keys.length === 1) {
       // One key: the release hands it to the first queued waiter, if any (docs/handoff.md).
-      return voteRound(
-        masters,
-        this.quorum,
-        timeout,
-        (m) => handoffRelease(m, keys[0], value, announce, releaseChannelFor(m, keys[0]), timeout),
-        () => true,
-      );
+      const key = keys[0];
+      const reserve = announce ? String(Math.max(1, Math.ceil(timeout))) : '0';
+      return voteRound(masters, this.quorum, timeout, (m) => handoffRelease(m, key, value, reserve), accept);
     }
     return voteRound(
       masters,

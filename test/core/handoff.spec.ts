@@ -12,6 +12,7 @@ import { Redis } from 'ioredis';
 import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.js';
 import { buildChild } from './child-build.js';
 import { HANDOFF_LUA } from '../../lib/core/handoff.js';
+import { releaseChannelOf } from '../../lib/core/release-channel.js';
 import type { HandoffChildConfig, HandoffChildReport } from './fixtures/handoff-child.js';
 import { resourceName, sleep, timed, useMasters, waitFor } from '../support/index.js';
 
@@ -259,6 +260,51 @@ describe('handoff between processes (5 masters)', () => {
     const after = await calls();
     expect(after.set - before.set).toBe(5);
     expect(after.scripts - before.scripts).toBe(5);
+  }, 30_000);
+
+  it('uncontended, the release script carries the lock key and the value only, as a compare-and-delete does (its queue keys are named on the master)', async () => {
+    const redlock = await set.redlock();
+    const resource = resourceName('short-release');
+    const monitor = await startMonitor(set.urls[0]);
+    const scripts: string[][] = [];
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (/^eval(sha)?$/i.test(String(args[0])) && args.includes(`lock:${resource}`)) scripts.push(args.map(String));
+    });
+    try {
+      const lock = await redlock.acquire(resource, 10_000);
+      await lock.release();
+      expect(await waitFor(() => scripts.length >= 1, 5_000)).toBe(true);
+      // name, script, number of keys, keys, arguments
+      const [, , numKeys, ...rest] = scripts[0];
+      expect({ numKeys, key: rest[0], value: rest[1], args: rest.length - 1 }).toEqual({
+        numKeys: '1',
+        key: `lock:${resource}`,
+        value: lock.value,
+        args: 2,
+      });
+    } finally {
+      monitor.disconnect();
+    }
+  }, 30_000);
+
+  it('on connections with an ioredis keyPrefix (which prefixes keys, not channels) a release announces on the channel the waiters follow', async () => {
+    const resource = resourceName('prefixed');
+    const nodes = set.masters.map((m) => ({ host: '127.0.0.1', port: m.port, keyPrefix: 'app:' }));
+    const redlock = await set.redlock({ nodes });
+    const monitor = await startMonitor(set.urls[0]);
+    const published: string[] = [];
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (String(args[0]).toLowerCase() === 'publish') published.push(String(args[1]));
+    });
+    try {
+      const lock = await redlock.acquire(resource, 10_000);
+      expect(await set.clients[0].get(`app:lock:${resource}`)).toBe(lock.value);
+      await lock.release();
+      expect(await waitFor(() => published.length >= 1, 5_000)).toBe(true);
+      expect(published).toContain(releaseChannelOf(`lock:${resource}`)); // what a waiter subscribes to
+    } finally {
+      monitor.disconnect();
+    }
   }, 30_000);
 
   it('a crashed waiter holds nothing up for longer than its ticket lease: the next waiter gets the lock', async () => {
