@@ -205,6 +205,7 @@ function phaseList(args: Args): PhaseSpec[] {
             : fault === 'key-loss'
               ? { hotLongShare: 0.25 } // each client's first hot worker always waits on the long-hold key: contenders for the reconnected holder
               : undefined,
+    cutCommandsOf: name === 'subscriber-restart' ? ['c1', 'c3'] : undefined,
     lib: name === 'key-loss-no-repair' ? noRepair : undefined,
     variants:
       fault === 'kill-restart'
@@ -414,6 +415,7 @@ async function main(): Promise<number> {
         if (c.lastReading) offsetDrifts.push(Math.abs(c.lastReading.perfOffset - first.get(c.id)!));
       }
       const check = checkPhase(result);
+      if (process.env.CHAOS_DUMP) writeFileSync(`${process.env.CHAOS_DUMP}-${spec.id}.json`, JSON.stringify(result));
       rows.push({ result, check });
       console.log(
         `  ${check.cycles.total} cycles, ME violations ${check.unexpectedViolations} unexpected / ${check.violations.length - check.unexpectedViolations} beyond, ` +

@@ -251,6 +251,8 @@ export interface NemesisContext {
   readonly pauses: ClientPause[];
   /** The clients' per-command bound, ms (default 200). */
   readonly commandTimeout?: number;
+  /** Clients whose command connections alone a restart cuts (see the lagging-restart schedule). */
+  readonly cutCommandsOf?: readonly string[];
 }
 
 export type FaultKind =
@@ -360,6 +362,41 @@ async function freshHolder(
       }
     }
     await sleep(15);
+  }
+  return undefined;
+}
+
+/**
+ * A hot lock taken after this call began (its value absent from the first read) and held on at least
+ * `minMasters` masters for `minAgeMs`: a long hold early in its section, whose release is still to come.
+ */
+async function newLongHolder(
+  ctx: NemesisContext,
+  minMasters: number,
+  minAgeMs: number,
+  waitMs: number,
+): Promise<{ key: string; holders: number[]; value: string } | undefined> {
+  const deadline = sharedNow() + waitMs;
+  const before = new Set<string>();
+  for (const key of ctx.hotKeys)
+    for (const r of await ctx.cluster.inspector.read(key)) if (r?.value) before.add(`${key} ${r.value}`);
+  const seen = new Map<string, number>();
+  while (sharedNow() < deadline) {
+    for (const key of ctx.hotKeys) {
+      const reads = await ctx.cluster.inspector.read(key);
+      const byValue = new Map<string, number[]>();
+      reads.forEach((r, i) => {
+        if (r?.value) byValue.set(r.value, [...(byValue.get(r.value) ?? []), i]);
+      });
+      for (const [value, holders] of byValue) {
+        const id = `${key} ${value}`;
+        if (holders.length < minMasters || before.has(id)) continue;
+        const first = seen.get(id) ?? sharedNow();
+        seen.set(id, first);
+        if (sharedNow() - first >= minAgeMs) return { key, holders, value };
+      }
+    }
+    await sleep(10);
   }
   return undefined;
 }
@@ -572,7 +609,12 @@ export const schedules: Record<FaultKind, (ctx: NemesisContext) => Promise<Fault
     const whole = ctx.variant % 5 === 4;
     const older = !whole && ctx.variant % 2 === 1;
     const majority = whole || ctx.variant % 4 >= 2;
-    const found = await freshHolder(ctx, 3, ctx.ttl * 0.7, 2_000);
+    // Nothing lost: the kill hits a long hold early in its section, so that its release comes after
+    // the clients are back on the restarted masters and inside their amnesia window (a TTL from the
+    // kill, less drift): those masters hand the key to the next ticket while the guard distrusts them.
+    const found = whole
+      ? await newLongHolder(ctx, 3, 80, 4_000)
+      : await freshHolder(ctx, 3, ctx.ttl * 0.7, 2_000);
     const victims = (
       majority
         ? shuffled(found?.holders ?? range(ctx.cluster.size)).slice(0, 3)
@@ -595,6 +637,12 @@ export const schedules: Record<FaultKind, (ctx: NemesisContext) => Promise<Fault
     b.band.heldOn = found?.holders.length;
     b.band.killedAt = sharedNow();
     for (const m of victims) ctx.cluster.farm.proxies[m].setDoorClosed(true);
+    // The subscriber-restart phase: these clients' command connections to the restarted masters stay
+    // cut for a TTL after the door opens while their subscribers reconnect and hear the new servers'
+    // handovers (the library must not count them before its command connection vetted that server).
+    const cutCommands = ctx.cutCommandsOf ?? [];
+    const cutsBefore = victims.map((m) => ctx.cluster.farm.proxies[m].stats.commandCuts);
+    if (cutCommands.length) ctx.cluster.farm.set(cutCommands, victims, { kind: 'cut-commands' });
     let restartAt = sharedNow();
     let restored = 0;
     try {
@@ -628,6 +676,12 @@ export const schedules: Record<FaultKind, (ctx: NemesisContext) => Promise<Fault
       for (const m of victims) ctx.cluster.farm.proxies[m].setDoorClosed(false);
     }
     b.band.label += ` (${restored} keys restored)`;
+    if (cutCommands.length) {
+      await sleep(ctx.ttl);
+      ctx.cluster.farm.set(cutCommands, victims, undefined);
+      const cuts = victims.reduce((n, m, i) => n + ctx.cluster.farm.proxies[m].stats.commandCuts - cutsBefore[i], 0);
+      b.band.label += `; ${cutCommands.join(' ')}: command connections cut (${cuts} resets), subscribers let through, for a TTL after`;
+    }
     b.ended();
     watchUptime(ctx, b.band, victims, restartAt);
     return b.healed();
@@ -1252,10 +1306,10 @@ async function deleteJunk(client: Redis, pattern: string): Promise<void> {
 }
 
 /** How long after a round the run stays quiet before the next one (ms), so that its effects are seen. */
-export function quietAfter(kind: FaultKind, ttl: number, guard: boolean): number {
-  // Long enough after the restart guard's window (about two TTLs and a second) for a key the restored
-  // queues strand to show as a waiter idle past its bound.
-  if (kind === 'lagging-restart') return 3_000 + 4 * ttl;
+export function quietAfter(kind: FaultKind, ttl: number, guard: boolean, variant = 0): number {
+  // Nothing lost (variant 4): the restart guard's window. Else long enough after it (about two TTLs
+  // and a second) for a key the restored queues strand to show as a waiter idle past its bound.
+  if (kind === 'lagging-restart') return variant % 5 === 4 ? 2_000 + ttl : 3_000 + 4 * ttl;
   if ((kind === 'kill-restart' || kind === 'kill-delayed') && guard) return 2_000 + ttl; // the guard's window (uptime is counted in whole seconds)
   return Math.round(ttl * 1.5);
 }
