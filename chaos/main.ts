@@ -415,7 +415,6 @@ async function main(): Promise<number> {
         if (c.lastReading) offsetDrifts.push(Math.abs(c.lastReading.perfOffset - first.get(c.id)!));
       }
       const check = checkPhase(result);
-      if (process.env.CHAOS_DUMP) writeFileSync(`${process.env.CHAOS_DUMP}-${spec.id}.json`, JSON.stringify(result));
       rows.push({ result, check });
       console.log(
         `  ${check.cycles.total} cycles, ME violations ${check.unexpectedViolations} unexpected / ${check.violations.length - check.unexpectedViolations} beyond, ` +

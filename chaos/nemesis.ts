@@ -3,13 +3,9 @@
  * rounds per fault type. Every fault is bounded in time and healed at the end of its round.
  */
 import { Redis } from 'ioredis';
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RedisMaster } from '../tools/redis-masters.js';
+import { fakeClock, fakeClockAvailable, type FakeClock } from '../tools/fake-clock.js';
 import { sharedNow } from './clock.js';
 import type { MasterHistory } from './history.js';
 import type { Fault, ProxyFarm } from './proxy.js';
@@ -514,30 +510,17 @@ async function keyLossAfterReconnect(ctx: NemesisContext): Promise<FaultBand> {
 }
 
 /** One round of each fault type. Rounds vary the fault (minority, majority, bare quorum, …). */
-/** Where Debian's libfaketime lives (the `faketime` package), or `FAKETIME_LIB`. */
-export function libfaketime(): string | undefined {
-  const candidates = [
-    process.env.FAKETIME_LIB,
-    '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1',
-    '/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1',
-    '/usr/lib/faketime/libfaketime.so.1',
-  ];
-  return candidates.find((c) => c !== undefined && existsSync(c));
-}
-
-/** chaos/faketime-shim.c, from dist-chaos/chaos/ or chaos/ (tsx). */
-const SHIM_SOURCE = [
-  resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'chaos', 'faketime-shim.c'),
-  resolve(dirname(fileURLToPath(import.meta.url)), 'faketime-shim.c'),
-].find((p) => existsSync(p))!;
-
-/** The master that runs under libfaketime in the clock-step phase, and the file its offset is read from. */
-const FAKED = { master: 1, dir: '', file: '', offsetMs: 0, restartPlain: false };
+/** The master that runs under libfaketime in the clock-step phase, and its steppable clock. */
+const FAKED: { master: number; clock: FakeClock | undefined; offsetMs: number; restartPlain: boolean } = {
+  master: 1,
+  clock: undefined,
+  offsetMs: 0,
+  restartPlain: false,
+};
 
 /** Sets the faked master's wall-clock offset (read on every clock call: `FAKETIME_NO_CACHE`), and tells the history. */
-function setFakeOffset(cluster: Cluster, offsetMs: number): void {
-  const sign = offsetMs < 0 ? '-' : '+';
-  writeFileSync(FAKED.file, `${sign}${(Math.abs(offsetMs) / 1_000).toFixed(3)}s\n`);
+async function setFakeOffset(cluster: Cluster, offsetMs: number): Promise<void> {
+  await FAKED.clock!.step(Number((offsetMs / 1_000).toFixed(3)));
   FAKED.offsetMs = offsetMs;
   cluster.history?.clockSet(FAKED.master, offsetMs);
 }
@@ -612,9 +595,7 @@ export const schedules: Record<FaultKind, (ctx: NemesisContext) => Promise<Fault
     // Nothing lost: the kill hits a long hold early in its section, so that its release comes after
     // the clients are back on the restarted masters and inside their amnesia window (a TTL from the
     // kill, less drift): those masters hand the key to the next ticket while the guard distrusts them.
-    const found = whole
-      ? await newLongHolder(ctx, 3, 80, 4_000)
-      : await freshHolder(ctx, 3, ctx.ttl * 0.7, 2_000);
+    const found = whole ? await newLongHolder(ctx, 3, 80, 4_000) : await freshHolder(ctx, 3, ctx.ttl * 0.7, 2_000);
     const victims = (
       majority
         ? shuffled(found?.holders ?? range(ctx.cluster.size)).slice(0, 3)
@@ -705,7 +686,7 @@ export const schedules: Record<FaultKind, (ctx: NemesisContext) => Promise<Fault
       [],
       'a clock step on one master: Redlock assumes none; a holder left with a bare quorum loses exclusivity',
     );
-    setFakeOffset(ctx.cluster, FAKED.offsetMs + step);
+    await setFakeOffset(ctx.cluster, FAKED.offsetMs + step);
     await sleep(ctx.ttl * 2);
     b.ended();
     return b.healed();
@@ -1215,33 +1196,18 @@ export async function setUpMasters(fault: FaultKind, cluster: Cluster): Promise<
     FAKED.restartPlain = false;
     await cluster.masters[FAKED.master].kill();
     await cluster.masters[FAKED.master].restart();
-    rmSync(FAKED.dir, { recursive: true, force: true });
-    FAKED.file = '';
+    await FAKED.clock?.dispose();
+    FAKED.clock = undefined;
   }
   if (fault === 'clock-step') {
-    // One master restarted under libfaketime: its wall clock is read from a file on every call, so
-    // the nemesis can step it while it runs. The monotonic clock is left alone (an NTP step does not
-    // move it either). The environment is the harness's only while that server starts.
-    const lib = libfaketime();
-    if (!lib) throw new Error('the clock-step phase needs libfaketime (Debian package `faketime`)');
-    FAKED.dir = mkdtempSync(join(tmpdir(), 'chaos-faketime-'));
-    // Redis's jemalloc deadlocks under libfaketime alone: a small preload answers its start-up calls
-    // (chaos/faketime-shim.c, compiled here with the system C compiler).
-    const shim = join(FAKED.dir, 'faketime-shim.so');
-    try {
-      execFileSync('cc', ['-shared', '-fPIC', '-O2', '-o', shim, SHIM_SOURCE, '-ldl', '-lpthread'], { stdio: 'pipe' });
-    } catch (error) {
-      throw new Error(`the clock-step phase compiles chaos/faketime-shim.c with cc, which failed: ${String(error)}`);
-    }
-    FAKED.file = join(FAKED.dir, 'offset');
+    // One master restarted under libfaketime (tools/fake-clock.ts, as the tests use it): its wall
+    // clock is read from a file on every call, so the nemesis can step it while it runs. The
+    // monotonic clock is left alone (an NTP step does not move it either). The environment is the
+    // harness's only while that server starts.
+    if (!fakeClockAvailable()) throw new Error('the clock-step phase needs libfaketime (Debian package `faketime`)');
+    FAKED.clock = await fakeClock();
     FAKED.offsetMs = 0;
-    writeFileSync(FAKED.file, '+0s\n');
-    const env = {
-      LD_PRELOAD: `${shim}:${lib}`,
-      FAKETIME_TIMESTAMP_FILE: FAKED.file,
-      FAKETIME_NO_CACHE: '1',
-      FAKETIME_DONT_FAKE_MONOTONIC: '1',
-    };
+    const env = FAKED.clock.env;
     const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
     const m = cluster.masters[FAKED.master];
     await m.kill();
@@ -1273,9 +1239,9 @@ export async function setUpMasters(fault: FaultKind, cluster: Cluster): Promise<
 }
 
 export async function tearDownMasters(fault: FaultKind, cluster: Cluster): Promise<void> {
-  if (fault === 'clock-step' && FAKED.file) {
+  if (fault === 'clock-step' && FAKED.clock) {
     // Back to the real time (a last step, told to the history); the next phase restarts it plain.
-    setFakeOffset(cluster, 0);
+    await setFakeOffset(cluster, 0);
     FAKED.restartPlain = true;
   }
   if (fault === 'fsync-restart') {

@@ -53,7 +53,8 @@ export function classify(
   const name = command[0].toLowerCase();
   if (HANDSHAKE.has(name)) return { role, readyCheck: readyCheckSeen };
   if (name === 'info' && command.length === 1 && !readyCheckSeen) return { role, readyCheck: true };
-  if (name === 'info' && command[1]?.toLowerCase() === 'server') return { role: 'subscriber', readyCheck: readyCheckSeen };
+  if (name === 'info' && command[1]?.toLowerCase() === 'server')
+    return { role: 'subscriber', readyCheck: readyCheckSeen };
   if (name === 'subscribe' || name === 'ssubscribe' || name === 'psubscribe')
     return { role: 'subscriber', readyCheck: readyCheckSeen };
   return { role: 'command', readyCheck: readyCheckSeen };

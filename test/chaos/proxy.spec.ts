@@ -68,12 +68,26 @@ describe('the cut-commands fault', () => {
     expect(await waitFor(() => heard.includes('handed'), 5_000)).toBe(true);
     // Every attempt of the command connection is reset: none of its commands reach the server.
     const attempts = await Promise.all(
-      Array.from({ length: 5 }, () => commands.set('cut:key', 'v').then(() => 'ok', () => 'failed')),
+      Array.from({ length: 5 }, () =>
+        commands.set('cut:key', 'v').then(
+          () => 'ok',
+          () => 'failed',
+        ),
+      ),
     );
     expect(attempts).not.toContain('ok');
     expect(await direct.exists('cut:key')).toBe(0);
     proxy.setFault('c1', undefined);
-    expect(await waitFor(() => commands.set('cut:key', 'v').then(() => true, () => false), 5_000)).toBe(true);
+    expect(
+      await waitFor(
+        () =>
+          commands.set('cut:key', 'v').then(
+            () => true,
+            () => false,
+          ),
+        5_000,
+      ),
+    ).toBe(true);
     expect(subscriber.status).toBe('ready'); // the subscriber was never cut
   }, 20_000);
 });
