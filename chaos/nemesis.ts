@@ -595,7 +595,9 @@ export const schedules: Record<FaultKind, (ctx: NemesisContext) => Promise<Fault
     // Nothing lost: the kill hits a long hold early in its section, so that its release comes after
     // the clients are back on the restarted masters and inside their amnesia window (a TTL from the
     // kill, less drift): those masters hand the key to the next ticket while the guard distrusts them.
-    const found = whole ? await newLongHolder(ctx, 3, 80, 4_000) : await freshHolder(ctx, 3, ctx.ttl * 0.7, 2_000);
+    // Phases without long holds (subscriber-restart) fall back to a fresh holder.
+    const found =
+      (whole ? await newLongHolder(ctx, 3, 80, 2_000) : undefined) ?? (await freshHolder(ctx, 3, ctx.ttl * 0.7, 2_000));
     const victims = (
       majority
         ? shuffled(found?.holders ?? range(ctx.cluster.size)).slice(0, 3)
