@@ -205,6 +205,7 @@ function phaseList(args: Args): PhaseSpec[] {
             : fault === 'key-loss'
               ? { hotLongShare: 0.25 } // each client's first hot worker always waits on the long-hold key: contenders for the reconnected holder
               : undefined,
+    cutCommandsOf: name === 'subscriber-restart' ? ['c1', 'c3'] : undefined,
     lib: name === 'key-loss-no-repair' ? noRepair : undefined,
     variants:
       fault === 'kill-restart'

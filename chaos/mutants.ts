@@ -195,18 +195,20 @@ export const MUTANTS: Mutant[] = [
         replace: 'const trusted = (i: number): boolean => i >= 0;',
       },
     ],
-    // Three of a fresh holder's masters killed and back with all their keys (then with their queues
-    // only): the holder's release hands the key on there while the guard still distrusts them. Two
-    // clients hand the library their own clients with a jittered retryStrategy, so their subscribers
-    // may hear the restarted servers before their command connections do.
-    // One hot key: each client's first worker holds it long (past the TTL, on renewals), the others
-    // contend in short holds. Restarted, the holder's masters bring its key back, its renewal can no
-    // longer reach a trusted quorum, and its release hands the key over there inside their amnesia.
+    // Three of a long holder's masters killed early in its hold and back at once with all their keys
+    // and queues: the holder's release reaches them while they are inside their amnesia window (a TTL
+    // from the kill) and the guard distrusts them, and hands the key to the next ticket there. A 3 s
+    // TTL keeps that window open past the restart and the clients' reconnection; holds of 1.5–2.5 s
+    // end inside it. A waiter that counts those masters' handover has a quorum only with them:
+    // `grant counted a distrusted master`. Two clients hand the library their own clients with a
+    // jittered retryStrategy, so their subscribers may hear the restarted servers first.
     phase: {
       fault: 'lagging-restart',
       guard: true,
       variants: [4],
-      settings: { hotResources: 1, hotLongShare: 1, userClients: ['c1', 'c2'] },
+      ttl: 3_000,
+      seconds: 30, // about six rounds: a round's release lands inside the window about every other time
+      settings: { hotResources: 1, hotLongShare: 1, hotLongHoldMs: [1_500, 2_500], userClients: ['c1', 'c2'] },
     },
   },
   // Waiting: queue bookkeeping that strands a free key.

@@ -3,13 +3,9 @@
  * rounds per fault type. Every fault is bounded in time and healed at the end of its round.
  */
 import { Redis } from 'ioredis';
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RedisMaster } from '../tools/redis-masters.js';
+import { fakeClock, fakeClockAvailable, type FakeClock } from '../tools/fake-clock.js';
 import { sharedNow } from './clock.js';
 import type { MasterHistory } from './history.js';
 import type { Fault, ProxyFarm } from './proxy.js';
@@ -251,6 +247,8 @@ export interface NemesisContext {
   readonly pauses: ClientPause[];
   /** The clients' per-command bound, ms (default 200). */
   readonly commandTimeout?: number;
+  /** Clients whose command connections alone a restart cuts (see the lagging-restart schedule). */
+  readonly cutCommandsOf?: readonly string[];
 }
 
 export type FaultKind =
@@ -360,6 +358,41 @@ async function freshHolder(
       }
     }
     await sleep(15);
+  }
+  return undefined;
+}
+
+/**
+ * A hot lock taken after this call began (its value absent from the first read) and held on at least
+ * `minMasters` masters for `minAgeMs`: a long hold early in its section, whose release is still to come.
+ */
+async function newLongHolder(
+  ctx: NemesisContext,
+  minMasters: number,
+  minAgeMs: number,
+  waitMs: number,
+): Promise<{ key: string; holders: number[]; value: string } | undefined> {
+  const deadline = sharedNow() + waitMs;
+  const before = new Set<string>();
+  for (const key of ctx.hotKeys)
+    for (const r of await ctx.cluster.inspector.read(key)) if (r?.value) before.add(`${key} ${r.value}`);
+  const seen = new Map<string, number>();
+  while (sharedNow() < deadline) {
+    for (const key of ctx.hotKeys) {
+      const reads = await ctx.cluster.inspector.read(key);
+      const byValue = new Map<string, number[]>();
+      reads.forEach((r, i) => {
+        if (r?.value) byValue.set(r.value, [...(byValue.get(r.value) ?? []), i]);
+      });
+      for (const [value, holders] of byValue) {
+        const id = `${key} ${value}`;
+        if (holders.length < minMasters || before.has(id)) continue;
+        const first = seen.get(id) ?? sharedNow();
+        seen.set(id, first);
+        if (sharedNow() - first >= minAgeMs) return { key, holders, value };
+      }
+    }
+    await sleep(10);
   }
   return undefined;
 }
@@ -477,30 +510,17 @@ async function keyLossAfterReconnect(ctx: NemesisContext): Promise<FaultBand> {
 }
 
 /** One round of each fault type. Rounds vary the fault (minority, majority, bare quorum, …). */
-/** Where Debian's libfaketime lives (the `faketime` package), or `FAKETIME_LIB`. */
-export function libfaketime(): string | undefined {
-  const candidates = [
-    process.env.FAKETIME_LIB,
-    '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1',
-    '/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1',
-    '/usr/lib/faketime/libfaketime.so.1',
-  ];
-  return candidates.find((c) => c !== undefined && existsSync(c));
-}
-
-/** chaos/faketime-shim.c, from dist-chaos/chaos/ or chaos/ (tsx). */
-const SHIM_SOURCE = [
-  resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'chaos', 'faketime-shim.c'),
-  resolve(dirname(fileURLToPath(import.meta.url)), 'faketime-shim.c'),
-].find((p) => existsSync(p))!;
-
-/** The master that runs under libfaketime in the clock-step phase, and the file its offset is read from. */
-const FAKED = { master: 1, dir: '', file: '', offsetMs: 0, restartPlain: false };
+/** The master that runs under libfaketime in the clock-step phase, and its steppable clock. */
+const FAKED: { master: number; clock: FakeClock | undefined; offsetMs: number; restartPlain: boolean } = {
+  master: 1,
+  clock: undefined,
+  offsetMs: 0,
+  restartPlain: false,
+};
 
 /** Sets the faked master's wall-clock offset (read on every clock call: `FAKETIME_NO_CACHE`), and tells the history. */
-function setFakeOffset(cluster: Cluster, offsetMs: number): void {
-  const sign = offsetMs < 0 ? '-' : '+';
-  writeFileSync(FAKED.file, `${sign}${(Math.abs(offsetMs) / 1_000).toFixed(3)}s\n`);
+async function setFakeOffset(cluster: Cluster, offsetMs: number): Promise<void> {
+  await FAKED.clock!.step(Number((offsetMs / 1_000).toFixed(3)));
   FAKED.offsetMs = offsetMs;
   cluster.history?.clockSet(FAKED.master, offsetMs);
 }
@@ -572,7 +592,12 @@ export const schedules: Record<FaultKind, (ctx: NemesisContext) => Promise<Fault
     const whole = ctx.variant % 5 === 4;
     const older = !whole && ctx.variant % 2 === 1;
     const majority = whole || ctx.variant % 4 >= 2;
-    const found = await freshHolder(ctx, 3, ctx.ttl * 0.7, 2_000);
+    // Nothing lost: the kill hits a long hold early in its section, so that its release comes after
+    // the clients are back on the restarted masters and inside their amnesia window (a TTL from the
+    // kill, less drift): those masters hand the key to the next ticket while the guard distrusts them.
+    // Phases without long holds (subscriber-restart) fall back to a fresh holder.
+    const found =
+      (whole ? await newLongHolder(ctx, 3, 80, 2_000) : undefined) ?? (await freshHolder(ctx, 3, ctx.ttl * 0.7, 2_000));
     const victims = (
       majority
         ? shuffled(found?.holders ?? range(ctx.cluster.size)).slice(0, 3)
@@ -595,6 +620,12 @@ export const schedules: Record<FaultKind, (ctx: NemesisContext) => Promise<Fault
     b.band.heldOn = found?.holders.length;
     b.band.killedAt = sharedNow();
     for (const m of victims) ctx.cluster.farm.proxies[m].setDoorClosed(true);
+    // The subscriber-restart phase: these clients' command connections to the restarted masters stay
+    // cut for a TTL after the door opens while their subscribers reconnect and hear the new servers'
+    // handovers (the library must not count them before its command connection vetted that server).
+    const cutCommands = ctx.cutCommandsOf ?? [];
+    const cutsBefore = victims.map((m) => ctx.cluster.farm.proxies[m].stats.commandCuts);
+    if (cutCommands.length) ctx.cluster.farm.set(cutCommands, victims, { kind: 'cut-commands' });
     let restartAt = sharedNow();
     let restored = 0;
     try {
@@ -628,6 +659,12 @@ export const schedules: Record<FaultKind, (ctx: NemesisContext) => Promise<Fault
       for (const m of victims) ctx.cluster.farm.proxies[m].setDoorClosed(false);
     }
     b.band.label += ` (${restored} keys restored)`;
+    if (cutCommands.length) {
+      await sleep(ctx.ttl);
+      ctx.cluster.farm.set(cutCommands, victims, undefined);
+      const cuts = victims.reduce((n, m, i) => n + ctx.cluster.farm.proxies[m].stats.commandCuts - cutsBefore[i], 0);
+      b.band.label += `; ${cutCommands.join(' ')}: command connections cut (${cuts} resets), subscribers let through, for a TTL after`;
+    }
     b.ended();
     watchUptime(ctx, b.band, victims, restartAt);
     return b.healed();
@@ -651,7 +688,7 @@ export const schedules: Record<FaultKind, (ctx: NemesisContext) => Promise<Fault
       [],
       'a clock step on one master: Redlock assumes none; a holder left with a bare quorum loses exclusivity',
     );
-    setFakeOffset(ctx.cluster, FAKED.offsetMs + step);
+    await setFakeOffset(ctx.cluster, FAKED.offsetMs + step);
     await sleep(ctx.ttl * 2);
     b.ended();
     return b.healed();
@@ -1161,33 +1198,18 @@ export async function setUpMasters(fault: FaultKind, cluster: Cluster): Promise<
     FAKED.restartPlain = false;
     await cluster.masters[FAKED.master].kill();
     await cluster.masters[FAKED.master].restart();
-    rmSync(FAKED.dir, { recursive: true, force: true });
-    FAKED.file = '';
+    await FAKED.clock?.dispose();
+    FAKED.clock = undefined;
   }
   if (fault === 'clock-step') {
-    // One master restarted under libfaketime: its wall clock is read from a file on every call, so
-    // the nemesis can step it while it runs. The monotonic clock is left alone (an NTP step does not
-    // move it either). The environment is the harness's only while that server starts.
-    const lib = libfaketime();
-    if (!lib) throw new Error('the clock-step phase needs libfaketime (Debian package `faketime`)');
-    FAKED.dir = mkdtempSync(join(tmpdir(), 'chaos-faketime-'));
-    // Redis's jemalloc deadlocks under libfaketime alone: a small preload answers its start-up calls
-    // (chaos/faketime-shim.c, compiled here with the system C compiler).
-    const shim = join(FAKED.dir, 'faketime-shim.so');
-    try {
-      execFileSync('cc', ['-shared', '-fPIC', '-O2', '-o', shim, SHIM_SOURCE, '-ldl', '-lpthread'], { stdio: 'pipe' });
-    } catch (error) {
-      throw new Error(`the clock-step phase compiles chaos/faketime-shim.c with cc, which failed: ${String(error)}`);
-    }
-    FAKED.file = join(FAKED.dir, 'offset');
+    // One master restarted under libfaketime (tools/fake-clock.ts, as the tests use it): its wall
+    // clock is read from a file on every call, so the nemesis can step it while it runs. The
+    // monotonic clock is left alone (an NTP step does not move it either). The environment is the
+    // harness's only while that server starts.
+    if (!fakeClockAvailable()) throw new Error('the clock-step phase needs libfaketime (Debian package `faketime`)');
+    FAKED.clock = await fakeClock();
     FAKED.offsetMs = 0;
-    writeFileSync(FAKED.file, '+0s\n');
-    const env = {
-      LD_PRELOAD: `${shim}:${lib}`,
-      FAKETIME_TIMESTAMP_FILE: FAKED.file,
-      FAKETIME_NO_CACHE: '1',
-      FAKETIME_DONT_FAKE_MONOTONIC: '1',
-    };
+    const env = FAKED.clock.env;
     const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
     const m = cluster.masters[FAKED.master];
     await m.kill();
@@ -1219,9 +1241,9 @@ export async function setUpMasters(fault: FaultKind, cluster: Cluster): Promise<
 }
 
 export async function tearDownMasters(fault: FaultKind, cluster: Cluster): Promise<void> {
-  if (fault === 'clock-step' && FAKED.file) {
+  if (fault === 'clock-step' && FAKED.clock) {
     // Back to the real time (a last step, told to the history); the next phase restarts it plain.
-    setFakeOffset(cluster, 0);
+    await setFakeOffset(cluster, 0);
     FAKED.restartPlain = true;
   }
   if (fault === 'fsync-restart') {
@@ -1252,10 +1274,10 @@ async function deleteJunk(client: Redis, pattern: string): Promise<void> {
 }
 
 /** How long after a round the run stays quiet before the next one (ms), so that its effects are seen. */
-export function quietAfter(kind: FaultKind, ttl: number, guard: boolean): number {
-  // Long enough after the restart guard's window (about two TTLs and a second) for a key the restored
-  // queues strand to show as a waiter idle past its bound.
-  if (kind === 'lagging-restart') return 3_000 + 4 * ttl;
+export function quietAfter(kind: FaultKind, ttl: number, guard: boolean, variant = 0): number {
+  // Nothing lost (variant 4): the restart guard's window. Else long enough after it (about two TTLs
+  // and a second) for a key the restored queues strand to show as a waiter idle past its bound.
+  if (kind === 'lagging-restart') return variant % 5 === 4 ? 2_000 + ttl : 3_000 + 4 * ttl;
   if ((kind === 'kill-restart' || kind === 'kill-delayed') && guard) return 2_000 + ttl; // the guard's window (uptime is counted in whole seconds)
   return Math.round(ttl * 1.5);
 }

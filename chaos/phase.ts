@@ -38,6 +38,11 @@ export interface PhaseSpec {
   clients?: number;
   /** Workload settings that differ in this phase (e.g. fewer workers per process when there are many processes). */
   settings?: Partial<Settings>;
+  /**
+   * Clients whose command connections (only) are cut to a restarted master while their subscribers
+   * reconnect to it (the subscriber-restart phase; see the lagging-restart schedule).
+   */
+  cutCommandsOf?: string[];
   /** A planted-bug copy of the library for the clients to load (`--mutants`), and its name. */
   lib?: string;
   mutant?: string;
@@ -151,6 +156,7 @@ export async function runPhase(
         hotKeys,
         pauses,
         commandTimeout: settings.commandTimeout,
+        cutCommandsOf: spec.cutCommandsOf,
       };
       const band: FaultBand | undefined = await schedules[spec.fault](ctx);
       if (band) {
@@ -160,7 +166,7 @@ export async function runPhase(
       const probeStart = sharedNow();
       const probes: ProbeRecord[] = await Promise.all(clients.map((c) => c.probe(round, bound * 3)));
       history.probes.push(...probes);
-      const quiet = quietAfter(spec.fault, settings.ttl, spec.guard) - (sharedNow() - probeStart);
+      const quiet = quietAfter(spec.fault, settings.ttl, spec.guard, variant) - (sharedNow() - probeStart);
       if (quiet > 0) await sleep(quiet);
     }
   } finally {

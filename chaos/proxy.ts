@@ -8,13 +8,18 @@
  *   stays open, so commands hang until the client's own timeout. A TCP stream cannot lose bytes in
  *   the middle and carry on, so when the fault ends every connection that lost bytes is reset.
  * - `cut`: open connections are reset at once and new ones are reset on arrival.
+ * - `cut-commands`: only the client's command connections are cut (reset when known, and again on
+ *   each reconnection); its subscriber connection passes. The proxy tells them apart by what each
+ *   connection sends (see `classify`): a subscriber reads its server with `INFO server` or subscribes
+ *   before anything else, a command connection runs anything else after its ready check.
  */
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 
 export type Fault =
   | { readonly kind: 'delay'; readonly ms: number }
   | { readonly kind: 'drop'; readonly direction: 'both' | 'replies' }
-  | { readonly kind: 'cut' };
+  | { readonly kind: 'cut' }
+  | { readonly kind: 'cut-commands' };
 
 export function describeFault(f: Fault): string {
   return f.kind === 'delay'
@@ -23,7 +28,73 @@ export function describeFault(f: Fault): string {
       ? f.direction === 'both'
         ? 'black hole'
         : 'replies dropped'
-      : 'cut';
+      : f.kind === 'cut'
+        ? 'cut'
+        : 'command connection cut (subscriber passes)';
+}
+
+/** What a connection is, from the commands it sent so far. */
+export type ConnectionRole = 'unknown' | 'subscriber' | 'command';
+
+/** Commands any connection may send while it sets up (ioredis's handshake): they tell nothing. */
+const HANDSHAKE = new Set(['client', 'hello', 'auth', 'select', 'ping', 'readonly']);
+
+/**
+ * The role of a connection after `command` (name and arguments, as sent): a subscriber sends
+ * `INFO server` (the library reads its server before it subscribes) or a SUBSCRIBE; a command
+ * connection sends anything else. The first bare `INFO` is ioredis's ready check, which both send.
+ */
+export function classify(
+  role: ConnectionRole,
+  command: readonly string[],
+  readyCheckSeen: boolean,
+): { role: ConnectionRole; readyCheck: boolean } {
+  if (role !== 'unknown' || command.length === 0) return { role, readyCheck: readyCheckSeen };
+  const name = command[0].toLowerCase();
+  if (HANDSHAKE.has(name)) return { role, readyCheck: readyCheckSeen };
+  if (name === 'info' && command.length === 1 && !readyCheckSeen) return { role, readyCheck: true };
+  if (name === 'info' && command[1]?.toLowerCase() === 'server')
+    return { role: 'subscriber', readyCheck: readyCheckSeen };
+  if (name === 'subscribe' || name === 'ssubscribe' || name === 'psubscribe')
+    return { role: 'subscriber', readyCheck: readyCheckSeen };
+  return { role: 'command', readyCheck: readyCheckSeen };
+}
+
+/**
+ * Reads whole RESP commands (arrays of bulk strings, as clients send them) from the front of
+ * `buffer`: the commands, and how many bytes they used (a partial command is left for later).
+ */
+export function parseCommands(buffer: Buffer): { commands: string[][]; used: number } {
+  const commands: string[][] = [];
+  let at = 0;
+  const line = (from: number): { text: string; next: number } | undefined => {
+    const end = buffer.indexOf('\r\n', from);
+    return end < 0 ? undefined : { text: buffer.toString('latin1', from, end), next: end + 2 };
+  };
+  outer: while (at < buffer.length) {
+    const head = line(at);
+    if (!head) break;
+    if (!head.text.startsWith('*')) {
+      // an inline command: words on one line
+      commands.push(head.text.split(' ').filter(Boolean));
+      at = head.next;
+      continue;
+    }
+    const count = Number(head.text.slice(1));
+    const args: string[] = [];
+    let pos = head.next;
+    for (let i = 0; i < count; i++) {
+      const size = line(pos);
+      if (!size) break outer;
+      const len = Number(size.text.slice(1));
+      if (size.next + len + 2 > buffer.length) break outer;
+      args.push(buffer.toString('latin1', size.next, size.next + len));
+      pos = size.next + len + 2;
+    }
+    commands.push(args);
+    at = pos;
+  }
+  return { commands, used: at };
 }
 
 const HOST = '127.0.0.1';
@@ -76,6 +147,11 @@ interface Pipe {
   readonly down: Lane;
   /** Bytes were discarded: the stream is broken and is reset when the fault ends. */
   tainted: boolean;
+  /** Subscriber or command connection, once its commands told (see `classify`). */
+  role: ConnectionRole;
+  readyCheck: boolean;
+  /** Bytes of a command not yet complete, while the role is unknown. */
+  pending: Buffer;
 }
 
 interface Route {
@@ -92,6 +168,8 @@ export interface ProxyStats {
   resets: number;
   droppedChunks: number;
   delayedChunks: number;
+  /** Command connections reset by `cut-commands` (their subscribers let through). */
+  commandCuts: number;
 }
 
 function reset(socket: Socket): void {
@@ -109,7 +187,7 @@ export class MasterProxy {
   private closed = false;
   /** While set, every new connection is reset (a restarting master, until the harness records it). */
   private doorClosed = false;
-  readonly stats: ProxyStats = { connections: 0, resets: 0, droppedChunks: 0, delayedChunks: 0 };
+  readonly stats: ProxyStats = { connections: 0, resets: 0, droppedChunks: 0, delayedChunks: 0, commandCuts: 0 };
 
   constructor(
     /** The master's index (0-based), for labels. */
@@ -154,6 +232,8 @@ export class MasterProxy {
     route.fault = fault;
     if (fault?.kind === 'cut') {
       for (const pipe of route.pipes) this.resetPipe(pipe);
+    } else if (fault?.kind === 'cut-commands') {
+      for (const pipe of route.pipes) if (pipe.role === 'command') this.cutCommands(pipe);
     } else if (before?.kind === 'drop' && fault?.kind !== 'drop') {
       for (const pipe of route.pipes) if (pipe.tainted) this.resetPipe(pipe);
     }
@@ -190,6 +270,11 @@ export class MasterProxy {
     this.routes.clear();
   }
 
+  private cutCommands(pipe: Pipe): void {
+    this.stats.commandCuts++;
+    this.resetPipe(pipe);
+  }
+
   private resetPipe(pipe: Pipe): void {
     pipe.up.clear();
     pipe.down.clear();
@@ -208,7 +293,16 @@ export class MasterProxy {
     this.stats.connections++;
     client.pause(); // until the master answers the connect
     const upstream = connect({ host: HOST, port: this.targetPort, noDelay: true });
-    const pipe: Pipe = { client, upstream, up: new Lane(upstream), down: new Lane(client), tainted: false };
+    const pipe: Pipe = {
+      client,
+      upstream,
+      up: new Lane(upstream),
+      down: new Lane(client),
+      tainted: false,
+      role: 'unknown',
+      readyCheck: false,
+      pending: Buffer.alloc(0),
+    };
     route.pipes.add(pipe);
     const end = () => {
       route.pipes.delete(pipe);
@@ -226,8 +320,27 @@ export class MasterProxy {
     upstream.on('data', (chunk: Buffer) => this.forward(route, pipe, chunk, 'down'));
   }
 
+  /** Reads the client's commands until they tell the connection's role. */
+  private learnRole(pipe: Pipe, chunk: Buffer): void {
+    if (pipe.role !== 'unknown') return;
+    const buffer = pipe.pending.length ? Buffer.concat([pipe.pending, chunk]) : chunk;
+    const { commands, used } = parseCommands(buffer);
+    for (const command of commands) {
+      const next = classify(pipe.role, command, pipe.readyCheck);
+      pipe.role = next.role;
+      pipe.readyCheck = next.readyCheck;
+      if (pipe.role !== 'unknown') break;
+    }
+    pipe.pending = pipe.role === 'unknown' ? Buffer.from(buffer.subarray(used)) : Buffer.alloc(0);
+  }
+
   private forward(route: Route, pipe: Pipe, chunk: Buffer, direction: 'up' | 'down'): void {
+    if (direction === 'up') this.learnRole(pipe, chunk);
     const fault = route.fault;
+    if (fault?.kind === 'cut-commands' && pipe.role === 'command') {
+      this.cutCommands(pipe); // this chunk included: the server never sees the command connection's commands
+      return;
+    }
     if (fault?.kind === 'drop' && (fault.direction === 'both' || direction === 'down')) {
       pipe.tainted = true;
       this.stats.droppedChunks++;
@@ -264,7 +377,7 @@ export class ProxyFarm {
   }
 
   stats(): ProxyStats {
-    const total: ProxyStats = { connections: 0, resets: 0, droppedChunks: 0, delayedChunks: 0 };
+    const total: ProxyStats = { connections: 0, resets: 0, droppedChunks: 0, delayedChunks: 0, commandCuts: 0 };
     for (const p of this.proxies) for (const k of Object.keys(total) as (keyof ProxyStats)[]) total[k] += p.stats[k];
     return total;
   }

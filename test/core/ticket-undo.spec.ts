@@ -1,0 +1,66 @@
+/**
+ * The undo of a failed ticketed attempt (docs/handoff.md) on a real master: it deletes the key the
+ * attempt wrote and leaves only a key that a release handed over, even when the waiter's ticket has
+ * left the queue for another reason (its lease lapsed while the waiter was stalled, and another
+ * waiter's script pruned it).
+ */
+import { afterAll, describe, expect, it } from '@jest/globals';
+import { HANDOFF_LUA, handoffKeysOf, ticketed, undoTicketed, type HandoffTicket } from '../../lib/core/handoff.js';
+import { openMasters, type Master } from '../../lib/core/master.js';
+import { sleep, useMasters, waitFor } from '../support/index.js';
+
+describe("a failed ticketed attempt's undo", () => {
+  const set = useMasters(1);
+  const opened: Master[] = [];
+  afterAll(() => {
+    for (const m of opened) m.client.disconnect();
+  });
+  const master = async (): Promise<Master> => {
+    const [m] = openMasters(set.urls);
+    opened.push(m);
+    if (m.client.status === 'wait') await m.client.connect();
+    expect(await waitFor(() => m.client.status === 'ready')).toBe(true);
+    return m;
+  };
+  const ticket = (id: string, lease: number): HandoffTicket => ({ id, score: Date.now(), lease, claim: 500 });
+  const attempt = (m: Master, key: string, value: string, t: HandoffTicket, counter?: string) =>
+    ticketed.send(m, { keys: [key], counters: counter ? [counter] : undefined, value, ttl: 5_000, ticket: t });
+
+  it("deletes a fenced waiter's key after its lapsed ticket was pruned from the queue (nothing can hand a fenced waiter its value)", async () => {
+    const m = await master();
+    const key = 'lock:undo-fenced';
+    const waiter = ticket('waiter-a', 60);
+    // The fenced waiter's attempt finds the key free and takes it (it is the claimant: nobody queued).
+    expect(await attempt(m, key, 'value-a', waiter, 'fence:undo-fenced')).toEqual([1, 0, expect.any(Number), 0]);
+    // Its client stalls past the ticket's lease; another waiter's attempt prunes the lapsed ticket.
+    await sleep(150);
+    const other = await attempt(m, key, 'value-b', ticket('waiter-b', 1_000), 'fence:undo-fenced');
+    expect((other as unknown[])[0]).toBe(0);
+    expect(await set.clients[0].zscore(handoffKeysOf(key)[1], 'waiter-a')).toBeNull();
+    // The stalled waiter's attempt failed elsewhere: its undo must remove what it wrote.
+    await undoTicketed(m, key, 'value-a', waiter);
+    expect(await set.clients[0].get(key)).toBeNull();
+  });
+
+  it("still leaves a key a release handed to a direct (unfenced) waiter's ticket", async () => {
+    const m = await master();
+    const key = 'lock:undo-handed';
+    await set.clients[0].set(key, 'holder', 'PX', 5_000);
+    const waiter: HandoffTicket = { ...ticket('waiter-c', 2_000), handover: { value: 'value-c', ttl: 5_000 } };
+    expect(((await attempt(m, key, 'value-c', waiter)) as unknown[])[0]).toBe(0); // queued behind the holder
+    // The holder's release hands the key to the queued ticket.
+    const release = await m.client.eval(
+      HANDOFF_LUA.release,
+      4,
+      ...handoffKeysOf(key),
+      'holder',
+      '1',
+      'release-channel',
+      '500',
+    );
+    expect(release).toBe(2);
+    expect(await waitFor(async () => (await set.clients[0].get(key)) === 'value-c')).toBe(true);
+    await undoTicketed(m, key, 'value-c', waiter);
+    expect(await set.clients[0].get(key)).toBe('value-c');
+  });
+});
