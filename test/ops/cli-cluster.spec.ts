@@ -1,31 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { execFile } from 'node:child_process';
-import { rmSync } from 'node:fs';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { Cluster } from 'ioredis';
 import { Redlock } from '../../lib/index.js';
 import { clusterStemOf, lockKeyOfClusterStem } from '../../lib/core/cluster-keys.js';
 import { startRedisClusters, type RedisCluster, type RedisClusters } from '../../tools/redis-clusters.js';
 import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.js';
-import { acrossShards, resourceName, waitFor } from '../support/index.js';
+import { builtCli, acrossShards, resourceName, waitFor } from '../support/index.js';
 
-const run = promisify(execFile);
-const root = process.cwd();
-// Inside the repository, so that the build finds package.json ("type": "module") and node_modules.
-const out = join(root, `.cli-cluster-build-${process.pid}`);
-const bin = join(out, 'cli', 'main.js');
+const built = builtCli('cluster');
 
-/** Spawns the built bin; resolves to its exit code and output (never rejects on a non-zero exit). */
-async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [bin, ...args], { timeout: 30_000 });
-    return { code: 0, stdout, stderr };
-  } catch (e) {
-    const f = e as { code: number; stdout: string; stderr: string };
-    return { code: f.code, stdout: f.stdout, stderr: f.stderr };
-  }
-}
+const cli = built.cli;
 
 /** `cluster:<startup>+<startup>` for `--nodes`: every primary, as URLs and as host:port. */
 const spec = (c: RedisCluster): string =>
@@ -37,21 +20,7 @@ describe('the command-line inspector on Redis Cluster nodes (built bin, real loc
   let redlock: Redlock;
 
   beforeAll(async () => {
-    await run(
-      process.execPath,
-      [
-        join(root, 'node_modules/typescript/bin/tsc'),
-        '-p',
-        'tsconfig.build.json',
-        '--outDir',
-        out,
-        '--declaration',
-        'false',
-        '--sourceMap',
-        'false',
-      ],
-      { cwd: root },
-    );
+    await built.build();
     // Two clusters of three shards and one plain master: three votes, mixed as the library allows.
     clusters = await startRedisClusters(2, { shards: 3 });
     plain = await startRedisMasters(1);
@@ -66,7 +35,7 @@ describe('the command-line inspector on Redis Cluster nodes (built bin, real loc
     await redlock?.close();
     await clusters?.stop();
     await plain?.stop();
-    rmSync(out, { recursive: true, force: true });
+    built.remove();
   });
 
   const nodes = (): string => [...clusters.clusters.map(spec), plain.urls[0]].join(',');

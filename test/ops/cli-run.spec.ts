@@ -4,13 +4,11 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { resourceName, useMasters, waitFor } from '../support/index.js';
+import { builtCli, resourceName, useMasters, waitFor } from '../support/index.js';
 
 const exec = promisify(execFile);
-const root = process.cwd();
-// Inside the repository, so that the build finds package.json ("type": "module") and node_modules.
-const out = join(root, `.cli-build-run-${process.pid}`);
-const bin = join(out, 'cli', 'main.js');
+const built = builtCli('run');
+const { bin } = built;
 const TTL = 2_000;
 
 interface Finished {
@@ -45,25 +43,8 @@ const alive = (pid: number): boolean => {
   }
 };
 
-beforeAll(async () => {
-  // The package's build of lib/, as `npm run build` makes it (ESM half), into a private directory.
-  await exec(
-    process.execPath,
-    [
-      join(root, 'node_modules/typescript/bin/tsc'),
-      '-p',
-      'tsconfig.build.json',
-      '--outDir',
-      out,
-      '--declaration',
-      'false',
-      '--sourceMap',
-      'false',
-    ],
-    { cwd: root },
-  );
-}, 120_000);
-afterAll(() => rmSync(out, { recursive: true, force: true }));
+beforeAll(() => built.build(), 120_000);
+afterAll(() => built.remove());
 
 describe('nestjs-quorum-lock run: a command under a lock (built bin, real masters)', () => {
   const set = useMasters(3);

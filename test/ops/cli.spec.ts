@@ -1,48 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { execFile } from 'node:child_process';
-import { rmSync } from 'node:fs';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
-import { resourceName, useMasters, waitFor } from '../support/index.js';
+import { builtCli, resourceName, useMasters, waitFor } from '../support/index.js';
 import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.js';
 
-const run = promisify(execFile);
-const root = process.cwd();
-// Inside the repository, so that the build finds package.json ("type": "module") and node_modules.
-const out = join(root, `.cli-build-${process.pid}`);
-const bin = join(out, 'cli', 'main.js');
+const built = builtCli('inspect');
 
-/** Spawns the built bin; resolves to its exit code and output (never rejects on a non-zero exit). */
-async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [bin, ...args], { timeout: 20_000 });
-    return { code: 0, stdout, stderr };
-  } catch (e) {
-    const f = e as { code: number; stdout: string; stderr: string };
-    return { code: f.code, stdout: f.stdout, stderr: f.stderr };
-  }
-}
+const cli = built.cli;
 
-beforeAll(async () => {
-  // The package's build of lib/, as `npm run build` makes it (ESM half), into a private directory.
-  await run(
-    process.execPath,
-    [
-      join(root, 'node_modules/typescript/bin/tsc'),
-      '-p',
-      'tsconfig.build.json',
-      '--outDir',
-      out,
-      '--declaration',
-      'false',
-      '--sourceMap',
-      'false',
-    ],
-    { cwd: root },
-  );
-}, 120_000);
-afterAll(() => rmSync(out, { recursive: true, force: true }));
+beforeAll(() => built.build(), 120_000);
+afterAll(() => built.remove());
 
 describe('the nestjs-quorum-lock command-line inspector (built bin, real masters)', () => {
   const set = useMasters(3);

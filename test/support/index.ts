@@ -7,3 +7,4 @@ export * from './inspector.js';
 export * from './masters.js';
 export * from './outcomes.js';
 export * from './wait-for.js';
+export * from './built-cli.js';
