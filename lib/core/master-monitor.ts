@@ -371,6 +371,7 @@ export class MasterMonitor {
     }
     this.#probes[i] = probe;
     this.#unanswered[i] = undefined;
+    this.markExcluded();
     const wasTrusted = this.guard?.trusts(i) ?? true;
     this.guard?.observed(i, change, uptimeMs, answered);
     if (!this.#started) return;
@@ -402,6 +403,14 @@ export class MasterMonitor {
       else this.scheduleTrustedLog(i);
     }, left + 5);
     this.#trustTimers[i].unref();
+  }
+
+  /** Flags the masters whose votes can never count, so rounds skip them before sending. */
+  private markExcluded(): void {
+    this.masters.forEach((m, k) => {
+      m.excluded =
+        this.duplicateOf(k) !== undefined ? 'duplicate' : this.evictionRefused(k) ? 'evicting-policy' : undefined;
+    });
   }
 
   /** The earlier `nodes` entry that is the same server as master `i`, if any. */

@@ -25,6 +25,12 @@ export interface Master {
   corked: boolean;
   /** The last connection error of a connection the library owns (cleared when it is ready). */
   lastError?: Error;
+  /**
+   * Set while this master's vote can never count: the same server as an earlier node, or an
+   * evicting `maxmemory-policy`. Rounds then send it nothing: a duplicate reached first would take
+   * the key on the real server ahead of that server's own node.
+   */
+  excluded?: 'duplicate' | 'evicting-policy';
 }
 
 /**

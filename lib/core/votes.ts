@@ -110,6 +110,12 @@ export function voteRound(
 
   for (let i = 0; i < n; i++) {
     const master = masters[i];
+    if (master.excluded) {
+      const trust = trusts?.(i);
+      const distrustedFor = trust && trust !== true ? trust.distrustedFor : 0;
+      record(i, { master: master.label, status: 'excluded', distrust: master.excluded, distrustedFor });
+      continue;
+    }
     let reply: Promise<unknown>;
     try {
       coalesceWrites(master);

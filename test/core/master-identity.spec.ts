@@ -21,8 +21,9 @@ import { inspector, rejectionOf, resourceName, sleep, useMasters, waitFor } from
 /** A TCP proxy on 127.0.0.1 to `target()`'s port; `cut()` drops every proxied connection. */
 async function proxy(
   target: () => number,
-): Promise<{ port: number; url: string; cut(): void; close(): Promise<void> }> {
+): Promise<{ port: number; url: string; sent: string[]; cut(): void; close(): Promise<void> }> {
   const sockets = new Set<Socket>();
+  const sent: string[] = [];
   const server: Server = createServer((client) => {
     const upstream = connect({ host: '127.0.0.1', port: target() });
     for (const s of [client, upstream]) {
@@ -34,6 +35,7 @@ async function proxy(
         upstream.destroy();
       });
     }
+    client.on('data', (chunk: Buffer) => sent.push(chunk.toString('latin1')));
     client.pipe(upstream).pipe(client);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -41,6 +43,7 @@ async function proxy(
   return {
     port,
     url: `redis://127.0.0.1:${port}`,
+    sent,
     cut: () => sockets.forEach((s) => s.destroy()),
     close: () => new Promise<void>((resolve) => (sockets.forEach((s) => s.destroy()), server.close(() => resolve()))),
   };
@@ -119,6 +122,8 @@ describe('one server, one vote (3 masters)', () => {
     expect(acquireError.outcomes.map((o) => o.status)).toEqual(['granted', 'excluded', 'error']);
     expect(acquireError.outcomes[1]).toMatchObject({ distrust: 'duplicate' });
     expect(acquireError.message).toContain('same server as another node');
+    // The duplicate was sent nothing: reached first, it would have taken the key on the real server.
+    expect(alias.sent.join('')).not.toContain('one-server-2');
   });
 });
 
