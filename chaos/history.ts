@@ -13,7 +13,7 @@ import { Redis } from 'ioredis';
 import { connect, type Socket } from 'node:net';
 import { sharedNow } from './clock.js';
 
-/** How a handoff reservation's value starts (lib/core/handoff.ts): it keeps a key for the first waiter and is no holder. */
+/** How a handoff reservation's value starts (lib/kinds/mutex/handoff.ts): it keeps a key for the first waiter and is no holder. */
 const RESERVED_PREFIX = '~';
 
 /** `+1795457251.460227 [0 lua] "pexpire" "lock:a" "1000"` → time, source, args. */
@@ -34,7 +34,7 @@ export function parseMonitorLine(line: string): { time: string; source: string; 
 
 /**
  * Whether a script's command acts for `value`: an ARGV is that value, or a handoff queue entry that
- * ends with it (`ticket ttl value`, lib/core/handoff.ts). A script carrying no such argument that
+ * ends with it (`ticket ttl value`, lib/kinds/mutex/handoff.ts). A script carrying no such argument that
  * deletes or renews a key holding `value` acts on another holder's key.
  */
 function carries(e: { sv?: string; sa?: string[] }, value: string): boolean {
@@ -422,7 +422,7 @@ export function analyseHistory(events: readonly MasterEvent[], masterCount: numb
       if (value.startsWith(RESERVED_PREFIX)) reserved[e.m].set(key, { from: e.t, until: e.t + px });
       else reserved[e.m].delete(key);
       if (value.startsWith(RESERVED_PREFIX)) {
-        // A handoff reservation (lib/core/handoff.ts) holds the key for the first waiter; it is no
+        // A handoff reservation (lib/kinds/mutex/handoff.ts) holds the key for the first waiter; it is no
         // holder. Written by a release script over the releasing holder's own value, it ends that
         // holding as a release; over anyone else's value it is a foreign write.
         if (cur) {

@@ -33,7 +33,7 @@ export const MUTANTS: Mutant[] = [
   {
     name: 'quorum-of-1',
     bug: 'one master is a quorum',
-    patches: [{ file: 'core/votes.ts', find: 'return Math.floor(masterCount / 2) + 1;', replace: 'return 1;' }],
+    patches: [{ file: 'errors/outcomes.ts', find: 'return Math.floor(masterCount / 2) + 1;', replace: 'return 1;' }],
     // Without a fault every client reaches every master, and the handoff's tickets give a free key to
     // the same waiter on every master: one-master grants never collide. A partition does: a bridge
     // (half the clients see m1 m2 m3, the others m3 m4 m5) and a minority island (half see only m1 m2)
@@ -45,13 +45,13 @@ export const MUTANTS: Mutant[] = [
     bug: "release deletes the key whatever its value (another holder's lock included)",
     patches: [
       {
-        file: 'core/scripts.ts',
+        file: 'lua/mutex-scripts.ts',
         find: "if redis.pcall('get', KEYS[i]) == ARGV[1] then\n    redis.call('del', KEYS[i])",
         replace: "if true then\n    redis.call('del', KEYS[i])",
       },
       {
         // single-key releases go through the handoff release script
-        file: 'core/handoff.ts',
+        file: 'kinds/mutex/handoff.ts',
         find: "if redis.pcall('get', KEYS[1]) ~= ARGV[1] then return 0 end\nredis.call('del', KEYS[1])",
         replace: "redis.call('del', KEYS[1])",
       },
@@ -63,7 +63,7 @@ export const MUTANTS: Mutant[] = [
     bug: 'every fencing token is 1',
     patches: [
       {
-        file: 'core/fencing.ts',
+        file: 'kinds/fencing.ts',
         find: 'if (await votes.decided) return proposed;',
         replace: 'if (await votes.decided) return 1;',
       },
@@ -75,7 +75,7 @@ export const MUTANTS: Mutant[] = [
     bug: 'a failed attempt leaves the keys it won on the masters',
     patches: [
       {
-        file: 'core/redlock.ts',
+        file: 'engine/redlock.ts',
         // the undo of a failed attempt (a ticketed one's too) begins with this early return
         find: 'if (refused.every(Boolean)) return Promise.resolve();',
         replace: 'return Promise.resolve();',
@@ -86,7 +86,7 @@ export const MUTANTS: Mutant[] = [
   {
     name: 'renewal-stops-silently',
     bug: 'renewal extends once, then stops without telling anyone',
-    patches: [{ file: 'core/renewal.ts', find: 'if (!stopped) planNext();', replace: '' }],
+    patches: [{ file: 'lock/renewal.ts', find: 'if (!stopped) planNext();', replace: '' }],
     phase: { fault: 'none', guard: true },
   },
   {
@@ -94,7 +94,7 @@ export const MUTANTS: Mutant[] = [
     bug: 'a quorum won after the TTL is accepted (validity not checked)',
     patches: [
       {
-        file: 'core/redlock.ts',
+        file: 'engine/redlock.ts',
         find: "if (result.outcome === 'granted' && validUntil > now()) {",
         replace: "if (result.outcome === 'granted' && (validUntil > now() || true)) {",
       },
@@ -106,7 +106,7 @@ export const MUTANTS: Mutant[] = [
     bug: 'the restart guard trusts a master that restarted empty at once',
     patches: [
       {
-        file: 'core/restart-guard.ts',
+        file: 'backend/health/restart-guard.ts',
         find: 'trusts(i: number): boolean {\n    if (this.#pending[i]) return false;',
         replace: 'trusts(i: number): boolean {\n    if (i >= 0) return true;\n    if (this.#pending[i]) return false;',
       },
@@ -119,9 +119,9 @@ export const MUTANTS: Mutant[] = [
     name: 'no-signal-abort',
     bug: "a lost lock's signal never aborts",
     patches: [
-      { file: 'core/lock.ts', find: 'this.#controller?.abort(reason);', replace: '' },
+      { file: 'lock/lock.ts', find: 'this.#controller?.abort(reason);', replace: '' },
       {
-        file: 'core/lock.ts',
+        file: 'lock/lock.ts',
         find: 'if (this.#lostReason) controller.abort(this.#lostReason);',
         replace: 'if (this.#lostReason) void 0;',
       },
@@ -138,7 +138,7 @@ export const MUTANTS: Mutant[] = [
     bug: "an acquisition's validity is counted from the end of its round, not its start",
     patches: [
       {
-        file: 'core/redlock.ts',
+        file: 'engine/redlock.ts',
         find: 'const validUntil = validUntilOf(result.start, ttl, driftFactor);',
         replace: 'const validUntil = validUntilOf(now(), ttl, driftFactor);',
       },
@@ -150,7 +150,7 @@ export const MUTANTS: Mutant[] = [
     bug: "an extension's validity is counted from the end of its round, not its start",
     patches: [
       {
-        file: 'core/redlock.ts',
+        file: 'engine/redlock.ts',
         find: 'const validUntil = validUntilOf(start, ttl, this.options.driftFactor);',
         replace: 'const validUntil = validUntilOf(now(), ttl, this.options.driftFactor);',
       },
@@ -163,7 +163,7 @@ export const MUTANTS: Mutant[] = [
     bug: 'a handed-over lock is dated from when the waiter noticed the handover, not from the masters',
     patches: [
       {
-        file: 'core/redlock.ts',
+        file: 'engine/redlock.ts',
         find: 'const until = ledger.validUntil(budget.handedAt, this.quorum, trusted, ttl, driftFactor);',
         replace:
           'const until = ledger.validUntil(budget.handedAt, this.quorum, trusted, ttl, driftFactor) === undefined ? undefined : validUntilOf(now(), ttl, driftFactor);',
@@ -176,7 +176,7 @@ export const MUTANTS: Mutant[] = [
     bug: "a handover is counted from one master's message (a quorum of one)",
     patches: [
       {
-        file: 'core/redlock.ts',
+        file: 'engine/redlock.ts',
         find: 'const until = ledger.validUntil(budget.handedAt, this.quorum, trusted, ttl, driftFactor);',
         replace: 'const until = ledger.validUntil(budget.handedAt, 1, trusted, ttl, driftFactor);',
       },
@@ -190,7 +190,7 @@ export const MUTANTS: Mutant[] = [
     bug: 'a handover counts from a master the restart guard distrusts',
     patches: [
       {
-        file: 'core/redlock.ts',
+        file: 'engine/redlock.ts',
         find: 'const trusted = (i: number): boolean => this.#trusts(i) === true;',
         replace: 'const trusted = (i: number): boolean => i >= 0;',
       },
@@ -217,7 +217,7 @@ export const MUTANTS: Mutant[] = [
     bug: "tickets whose lease expired stay in the masters' queues (a free key keeps going to them)",
     patches: [
       {
-        file: 'core/handoff.ts',
+        file: 'kinds/mutex/handoff.ts',
         find: "local dead = redis.call('zrangebyscore', KEYS[3], '-inf', now)",
         replace: 'local dead = {}',
       },
@@ -238,7 +238,7 @@ export const LIBRARY_VARIANTS: Mutant[] = [
     bug: 'quorum repair off: an extension never re-takes the key on masters that lost it (the library before docs/quorum-repair.md)',
     patches: [
       {
-        file: 'core/redlock.ts',
+        file: 'engine/redlock.ts',
         find: 'if (!shapeOf(lock)) void round.settled.then(() => this.repairQuorum(lock, ttl, timeout, round.replies));',
         replace: 'if (!shapeOf(lock)) void round.settled;',
       },

@@ -611,7 +611,7 @@ function renderFindings(rows: Row[], ttl: number): string[] {
       `**Library limit: fencing tokens went backwards although at most a minority of masters lost their counters.** There were ${inversions.length} such inversions, ${guardedInversions} of them with the restart guard on. In ${withLoss} of them one or two masters had restarted empty between the two holders; ${inversions.length - withLoss} had no restart in between and are unexplained. ` +
         'The mechanism: a holder whose fence write reached only a bare quorum (three masters, because two were unreachable to it) leaves its token on exactly three counters. If one of those three restarts empty, the next holder can reach a quorum of the other three masters. They share only the amnesiac master with the first quorum, so it gets a token at or below the previous one. ' +
         'The restart guard does not help: counters have no expiry, so waiting a TTL does not make a forgotten counter harmless. ' +
-        'The argument in `lib/core/fencing.ts` ("QA and QB share a master, whose counter was already ≥ tA") needs that shared master to keep its counter. ' +
+        'The argument in `lib/kinds/fencing.ts` ("QA and QB share a master, whose counter was already ≥ tA") needs that shared master to keep its counter. ' +
         "Reproduction: `node dist-chaos/chaos/repro-fencing.js` (deterministic: B gets token 2 after A's 4, and A's stale write is accepted). " +
         'The options are masters that persist (`appendfsync always`), fence quorums that overlap in at least f + 1 masters to survive f amnesiac ones (for example 4 of 5 for f = 1), or documenting that the guarantee holds only when masters keep their data.',
     );

@@ -1,5 +1,5 @@
 /**
- * A regression check for a bug the chaos run found (fixed in `lib/core/restart-guard.ts`, which now
+ * A regression check for a bug the chaos run found (fixed in `lib/backend/health/restart-guard.ts`, which now
  * counts one second less uptime than Redis reports). Before the fix, with the restart guard ON, a
  * master that restarted empty could vote again about 10 ms after the client reconnected, instead of
  * after the TTL, and two holders then had the lock at once.

@@ -1,8 +1,8 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { LeaderOnlyExplorer } from './leader-only.explorer.js';
-import { ConfigurableRedlockModule } from './redlock.module-definition.js';
-import { RedlockService } from './redlock.service.js';
+import { LeaderOnlyExplorer } from './decorators/leader-only.explorer.js';
+import { ConfigurableRedlockModule } from './nest/redlock.module-definition.js';
+import { RedlockService } from './nest/redlock.service.js';
 
 /**
  * Provides `RedlockService` (and so `@Locked`) to the application. Global by default

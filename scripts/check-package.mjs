@@ -73,7 +73,17 @@ check(
   'loading one build only does not warn',
 );
 
-// An invalid option throws from lib/core/options.ts; with --enable-source-maps its frames name the sources.
+// The core entry is for code without Nest: loading it loads no @nestjs module.
+const coreOnly = node([
+  '-e',
+  `require('nestjs-quorum-lock/core'); const nest = Object.keys(require.cache).filter((f) => f.includes('@nestjs')); console.log(nest.length); process.exit(nest.length ? 1 : 0)`,
+]);
+check(
+  coreOnly.status === 0,
+  `require('nestjs-quorum-lock/core') loads no @nestjs module (${coreOnly.stdout.trim()} loaded)`,
+);
+
+// An invalid option throws from lib/options/redlock-options.ts; with --enable-source-maps its frames name the sources.
 const frames = {
   require: node([
     '--enable-source-maps',

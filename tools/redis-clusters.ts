@@ -9,7 +9,7 @@ import { Redis } from 'ioredis';
 import { setTimeout as delay } from 'node:timers/promises';
 import { freePort, startRedisMasters, type RedisMaster } from './redis-masters.js';
 /** The hash slot of a key, as Redis Cluster computes it (the library's own function). */
-export { clusterSlotOf } from '../lib/core/cluster-slot.js';
+export { clusterSlotOf } from '../lib/backend/cluster/cluster-slot.js';
 
 const HOST = '127.0.0.1';
 const SLOTS = 16_384;

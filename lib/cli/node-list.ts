@@ -1,4 +1,4 @@
-import { redact, safeDecode, secretsOf } from '../core/redact.js';
+import { redact, safeDecode, secretsOf } from '../util/redact.js';
 import { UsageError } from './usage-error.js';
 
 /** The `--nodes` prefix of a whole Redis Cluster: `cluster:<startup node>+<startup node>+…`. */

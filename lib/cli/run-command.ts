@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
-import { MAX_TTL, type RedlockNode } from '../core/options.js';
-import { redact } from '../core/redact.js';
-import { Redlock } from '../core/redlock.js';
-import type { Lock } from '../core/lock.js';
+import { MAX_TTL, type RedlockNode } from '../options/redlock-options.js';
+import { redact } from '../util/redact.js';
+import { Redlock } from '../engine/redlock.js';
+import type { Lock } from '../lock/lock.js';
 import { LockAcquisitionError } from '../errors/lock-acquisition.error.js';
 import { RedlockConfigError } from '../errors/redlock-config.error.js';
 import { parseNodeList, type NodeEntry } from './node-list.js';

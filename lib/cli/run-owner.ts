@@ -1,4 +1,4 @@
-import type { LockInspection } from '../core/inspect.js';
+import type { LockInspection } from '../inspect/inspect.js';
 import { UsageError } from './usage-error.js';
 
 /** The longest `--owner` text: the length the lock `owner` option allows. */

@@ -1,10 +1,10 @@
 import { Inject } from '@nestjs/common';
-import type { LeadOptions, Leadership } from '../core/leadership.js';
-import { checkCallOptions, checkTtl, resolveRetryOptions } from '../core/options.js';
+import type { LeadOptions, Leadership } from '../leadership/leadership.js';
+import { checkCallOptions, checkTtl, resolveRetryOptions } from '../options/redlock-options.js';
 import { RedlockClosedError } from '../errors/redlock-closed.error.js';
 import { RedlockError } from '../errors/redlock.error.js';
 import { LockKeyError } from '../errors/lock-key.error.js';
-import { RedlockService } from '../redlock.service.js';
+import { RedlockService } from '../nest/redlock.service.js';
 
 /**
  * Options of `@LeaderOnly(resource, options)`: those of `lead()`, without `signal` (the campaign

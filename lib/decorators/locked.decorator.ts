@@ -1,15 +1,15 @@
 import { Inject } from '@nestjs/common';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { isObservable, Observable, throwError } from 'rxjs';
-import { compileLockKey, type LockKey } from '../core/key-template.js';
-import { resolveHoldOptions, type HoldOptions } from '../core/hold-options.js';
+import { compileLockKey, type LockKey } from '../lock/key-template.js';
+import { resolveHoldOptions, type HoldOptions } from '../options/hold-options.js';
 import { RedlockConfigError } from '../errors/redlock-config.error.js';
-import { checkCallOptions, checkTtl, resolveRetryOptions, type RetryOptions } from '../core/options.js';
-import { parameterNamesOf } from '../core/parameter-names.js';
-import { checkLockMode, type LockModeOptions } from '../core/lock-mode.js';
+import { checkCallOptions, checkTtl, resolveRetryOptions, type RetryOptions } from '../options/redlock-options.js';
+import { parameterNamesOf } from '../lock/parameter-names.js';
+import { checkLockMode, type LockModeOptions } from '../kinds/lock-mode.js';
 import { RedlockError } from '../errors/redlock.error.js';
 import { KEY_TEMPLATE, keyTemplateOf } from '../ops/diagnostics.js';
-import { RedlockService } from '../redlock.service.js';
+import { RedlockService } from '../nest/redlock.service.js';
 import { lockedAsyncGenerator } from './locked-generator.js';
 import { heldObservable, lockedObservable } from './locked-observable.js';
 

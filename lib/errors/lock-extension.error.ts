@@ -1,4 +1,4 @@
-import { describeOutcomes, type MasterOutcome } from '../core/votes.js';
+import { describeOutcomes, type MasterOutcome } from './outcomes.js';
 import { quote } from './quote.js';
 import { RedlockError } from './redlock.error.js';
 

@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import diagnostics from 'node:diagnostics_channel';
-import type { MasterOutcome } from '../core/votes.js';
-import type { Lock } from '../core/lock.js';
+import type { MasterOutcome } from '../errors/outcomes.js';
+import type { Lock } from '../lock/lock.js';
 import type { LockLostError } from '../errors/lock-lost.error.js';
 
 /**

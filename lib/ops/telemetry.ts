@@ -1,6 +1,6 @@
 import diagnostics from 'node:diagnostics_channel';
 import type * as OTel from '@opentelemetry/api';
-import type { Lock } from '../core/lock.js';
+import type { Lock } from '../lock/lock.js';
 import {
   acquireChannel,
   extendChannel,

@@ -1,4 +1,4 @@
-import type { MasterState } from '../core/master-monitor.js';
+import type { MasterState } from '../backend/health/master-monitor.js';
 
 /**
  * One master in the health details of `RedlockHealthIndicator`.

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
-import { RedlockService } from '../redlock.service.js';
+import { RedlockService } from '../nest/redlock.service.js';
 import { masterHealth, type MasterHealth } from './master-health.js';
 
 /**

@@ -1,5 +1,5 @@
-import { REDLOCK_MODULE_OPTIONS } from '../redlock.module-definition.js';
-import { RedlockService } from '../redlock.service.js';
+import { REDLOCK_MODULE_OPTIONS } from '../nest/redlock.module-definition.js';
+import { RedlockService } from '../nest/redlock.service.js';
 import { RedlockTestingService } from './redlock-testing.service.js';
 
 /** The part of `@nestjs/testing`'s `TestingModuleBuilder` that `overrideRedlock` uses. */

@@ -1,6 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { REDLOCK_MODULE_OPTIONS } from '../redlock.module-definition.js';
-import { RedlockService } from '../redlock.service.js';
+import { REDLOCK_MODULE_OPTIONS } from '../nest/redlock.module-definition.js';
+import { RedlockService } from '../nest/redlock.service.js';
 import { RedlockTestingService } from './redlock-testing.service.js';
 
 /**

@@ -4,10 +4,10 @@ import { LockKeyError } from '../errors/lock-key.error.js';
 import { LockLostError, type LockLostReason } from '../errors/lock-lost.error.js';
 import { quote } from '../errors/quote.js';
 import { RedlockConfigError } from '../errors/redlock-config.error.js';
-import { now } from '../core/clock.js';
-import { resolveHoldOptions, type ResolvedHoldOptions } from '../core/hold-options.js';
-import { Lock } from '../core/lock.js';
-import { enterChain } from '../core/lock-context.js';
+import { now } from '../util/clock.js';
+import { resolveHoldOptions, type ResolvedHoldOptions } from '../options/hold-options.js';
+import { Lock } from '../lock/lock.js';
+import { enterChain } from '../lock/lock-context.js';
 import {
   checkLockMode,
   coversRequest,
@@ -15,16 +15,16 @@ import {
   shapeOf,
   type RequestedShape,
   type SharedShape,
-} from '../core/lock-mode.js';
+} from '../kinds/lock-mode.js';
 import {
   checkCallOptions,
   checkTtl,
   resolveOptions,
   type RedlockOptions,
   type ResolvedRedlockOptions,
-} from '../core/options.js';
-import type { AcquireOptions, TryAcquireOptions, UsingOptions } from '../core/redlock.js';
-import type { MasterOutcome } from '../core/votes.js';
+} from '../options/redlock-options.js';
+import type { AcquireOptions, TryAcquireOptions, UsingOptions } from '../engine/redlock.js';
+import type { MasterOutcome } from '../errors/outcomes.js';
 
 /** Stub locks do not lapse on their own (about 12 days); tests end them with `simulateLoss()`. */
 const STUB_VALIDITY_MS = 2 ** 30;

@@ -76,7 +76,7 @@ describe("planted bugs still apply to today's lib/", () => {
   it('a patch whose text is no longer in lib/ fails loudly instead of leaving the copy unpatched', () => {
     const stale = {
       ...MUTANTS[0],
-      patches: [{ file: 'core/votes.ts', find: 'text that lib/ no longer has', replace: '' }],
+      patches: [{ file: 'quorum/vote-round.ts', find: 'text that lib/ no longer has', replace: '' }],
     };
     expect(() =>
       writeMutant(stale, join(ROOT, 'lib'), join(ROOT, 'dist-chaos', 'jest-mutants-apply', 'stale')),

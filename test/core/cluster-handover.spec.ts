@@ -3,11 +3,11 @@ import { Cluster, Redis } from 'ioredis';
 import { once } from 'node:events';
 import { createHash } from 'node:crypto';
 import type { Redlock, RedlockOptions } from '../../lib/index.js';
-import { clusterStemOf } from '../../lib/core/cluster-keys.js';
-import { HANDOFF_LUA } from '../../lib/core/handoff.js';
-import { openMasters } from '../../lib/core/master.js';
-import { handoverChannelOf, releaseChannelFor } from '../../lib/core/release-channel.js';
-import { Wakeups } from '../../lib/core/wakeups.js';
+import { clusterStemOf } from '../../lib/backend/cluster/cluster-keys.js';
+import { HANDOFF_LUA } from '../../lib/kinds/mutex/handoff.js';
+import { openMasters } from '../../lib/backend/master.js';
+import { handoverChannelOf, releaseChannelFor } from '../../lib/kinds/channels.js';
+import { Wakeups } from '../../lib/waiting/wakeups.js';
 import { startRedisClusters, type RedisClusters } from '../../tools/redis-clusters.js';
 import { now, redlockOnClusters, resourceName, waitFor } from '../support/index.js';
 

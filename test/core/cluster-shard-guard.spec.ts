@@ -7,7 +7,7 @@ import {
   type RedlockNode,
   type RedlockOptions,
 } from '../../lib/index.js';
-import { clusterSlotOf } from '../../lib/core/cluster-slot.js';
+import { clusterSlotOf } from '../../lib/backend/cluster/cluster-slot.js';
 import { startRedisClusters, type RedisClusters } from '../../tools/redis-clusters.js';
 import type { RedisMaster } from '../../tools/redis-masters.js';
 import { liveShardOf, nodeCommand, now, otherPrimary, resourceName, sleep, waitFor } from '../support/index.js';

@@ -1,8 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { Cluster } from 'ioredis';
 import { LockAcquisitionError, type Lock, type Redlock, type RedlockOptions } from '../../lib/index.js';
-import { clusterSlotOf } from '../../lib/core/cluster-slot.js';
-import { clusterStemOf } from '../../lib/core/cluster-keys.js';
+import { clusterSlotOf } from '../../lib/backend/cluster/cluster-slot.js';
+import { clusterStemOf } from '../../lib/backend/cluster/cluster-keys.js';
 import { startRedisClusters, type RedisClusters } from '../../tools/redis-clusters.js';
 import { acrossShards, redlockOnClusters, rejectionOf, resourceName, sleep, timed, waitFor } from '../support/index.js';
 

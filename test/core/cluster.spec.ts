@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { Cluster, Redis } from 'ioredis';
 import { LockAcquisitionError, Redlock, RedlockConfigError, type RedlockOptions } from '../../lib/index.js';
-import { clusterSlotOf } from '../../lib/core/cluster-slot.js';
+import { clusterSlotOf } from '../../lib/backend/cluster/cluster-slot.js';
 import { startRedisClusters, type RedisCluster, type RedisClusters } from '../../tools/redis-clusters.js';
 import { rejectionOf, resourceName, sleep, timed, waitFor } from '../support/index.js';
 

@@ -11,8 +11,8 @@ import { once } from 'node:events';
 import { Redis } from 'ioredis';
 import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.js';
 import { buildChild } from './child-build.js';
-import { HANDOFF_LUA } from '../../lib/core/handoff.js';
-import { releaseChannelOf } from '../../lib/core/release-channel.js';
+import { HANDOFF_LUA } from '../../lib/kinds/mutex/handoff.js';
+import { releaseChannelOf } from '../../lib/kinds/channels.js';
 import type { HandoffChildConfig, HandoffChildReport } from './fixtures/handoff-child.js';
 import { resourceName, sleep, timed, useMasters, waitFor } from '../support/index.js';
 

@@ -5,8 +5,9 @@
  * waiter's script pruned it).
  */
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { HANDOFF_LUA, handoffKeysOf, ticketed, undoTicketed, type HandoffTicket } from '../../lib/core/handoff.js';
-import { openMasters, type Master } from '../../lib/core/master.js';
+import { HANDOFF_LUA, handoffKeysOf, ticketed, undoTicketed } from '../../lib/kinds/mutex/handoff.js';
+import type { HandoffTicket } from '../../lib/kinds/acquire-request.js';
+import { openMasters, type Master } from '../../lib/backend/master.js';
 import { sleep, useMasters, waitFor } from '../support/index.js';
 
 describe("a failed ticketed attempt's undo", () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Cluster } from 'ioredis';
 import { Redlock } from '../../lib/index.js';
-import { clusterStemOf, lockKeyOfClusterStem } from '../../lib/core/cluster-keys.js';
+import { clusterStemOf, lockKeyOfClusterStem } from '../../lib/backend/cluster/cluster-keys.js';
 import { startRedisClusters, type RedisCluster, type RedisClusters } from '../../tools/redis-clusters.js';
 import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.js';
 import { builtCli, acrossShards, resourceName, waitFor } from '../support/index.js';

@@ -1,5 +1,5 @@
 import { Redlock, type RedlockOptions } from '../../lib/index.js';
-import { clusterSlotOf } from '../../lib/core/cluster-slot.js';
+import { clusterSlotOf } from '../../lib/backend/cluster/cluster-slot.js';
 import { nodeCommand, type RedisCluster } from '../../tools/redis-clusters.js';
 import type { RedisMaster } from '../../tools/redis-masters.js';
 import { resourceName } from './masters.js';

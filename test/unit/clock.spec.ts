@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { commandTimeoutFor, driftOf, lossMarginOf, now, validUntilOf } from '../../lib/core/clock.js';
+import { commandTimeoutFor, driftOf, lossMarginOf, now, validUntilOf } from '../../lib/util/clock.js';
 
 describe('clock arithmetic', () => {
   it('driftOf is ttl × driftFactor + 2 ms', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { compareShards, type ShardIdentity } from '../../lib/core/cluster-identity.js';
+import { compareShards, type ShardIdentity } from '../../lib/backend/cluster/cluster-identity.js';
 
 const ZERO = '0'.repeat(40);
 const a: ShardIdentity = {

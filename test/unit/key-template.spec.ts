@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { compileLockKey, type LockKey } from '../../lib/core/key-template.js';
-import { parameterNamesOf, type ParameterList } from '../../lib/core/parameter-names.js';
+import { compileLockKey, type LockKey } from '../../lib/lock/key-template.js';
+import { parameterNamesOf, type ParameterList } from '../../lib/lock/parameter-names.js';
 import { LockKeyError } from '../../lib/errors/index.js';
 
 const WHERE = 'OrderService.pay';

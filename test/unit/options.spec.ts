@@ -7,7 +7,7 @@ import {
   resolveOptions,
   resolveRetryOptions,
   type RedlockOptions,
-} from '../../lib/core/options.js';
+} from '../../lib/options/redlock-options.js';
 
 const nodes = ['redis://127.0.0.1:6379'];
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { parameterNamesOf } from '../../lib/core/parameter-names.js';
+import { parameterNamesOf } from '../../lib/lock/parameter-names.js';
 
 type AnyFn = (...args: never[]) => unknown;
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
-import { REDLOCK_OPTIONS } from '../../lib/core/options.js';
+import { REDLOCK_OPTIONS } from '../../lib/options/redlock-options.js';
 
 /** The README's "## Options" table as [option, default, meaning] rows. */
 function readmeOptionRows(): Map<string, { shown: string; doc: string }> {

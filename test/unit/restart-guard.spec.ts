@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { now } from '../../lib/core/clock.js';
-import { RestartGuard } from '../../lib/core/restart-guard.js';
+import { now } from '../../lib/util/clock.js';
+import { RestartGuard } from '../../lib/backend/health/restart-guard.js';
 
 describe('RestartGuard arithmetic (what INFO said, on the monotonic clock)', () => {
   const guardMs = 1_012; // a 1 s TTL plus its drift

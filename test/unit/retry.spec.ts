@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
-import { abortableSleep, jitteredDelay } from '../../lib/core/retry.js';
+import { jitteredDelay } from '../../lib/waiting/attempt-budget.js';
+import { abortableSleep } from '../../lib/waiting/sleep.js';
 
 describe('jitteredDelay', () => {
   it('stays within delay ± jitter and spreads across the range', () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
-import type { Master } from '../../lib/core/master.js';
-import { describeOutcomes, quorumOf, voteRound } from '../../lib/core/votes.js';
+import type { Master } from '../../lib/backend/master.js';
+import { voteRound } from '../../lib/quorum/vote-round.js';
+import { describeOutcomes, quorumOf } from '../../lib/errors/outcomes.js';
 
 /** Fake masters: only the label is read by voteRound; `send` is supplied by each test. */
 const mastersOf = (n: number): Master[] =>

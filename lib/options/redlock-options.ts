@@ -1,0 +1,573 @@
+import type { Cluster, ClusterNode, ClusterOptions, Redis, RedisOptions } from 'ioredis';
+import { RedlockConfigError } from '../errors/redlock-config.error.js';
+import { isLogger, type RedlockLogger } from '../util/logger.js';
+import { redact, secretsOf } from '../util/redact.js';
+import { isWellFormed } from '../lock/resources.js';
+
+/**
+ * A Redis Cluster the library opens and closes, as one vote: its startup nodes and ioredis
+ * `ClusterOptions`. See docs/cluster.md.
+ *
+ * @example
+ * const node: RedlockClusterNode = { cluster: [{ host: '10.0.1.1', port: 7000 }], options: { redisOptions: { password } } };
+ * @publicApi
+ */
+export interface RedlockClusterNode {
+  /** Startup nodes of one cluster (any of its nodes; the rest are discovered). */
+  cluster: ClusterNode[];
+  /** ioredis cluster options. */
+  options?: ClusterOptions;
+}
+
+/**
+ * One Redis master (one vote): a `redis://` / `rediss://` URL, ioredis connection options, an ioredis
+ * instance, a Redis Cluster (an ioredis `Cluster` instance, or `{ cluster: startupNodes, options? }`),
+ * or a Sentinel-managed group (ioredis options with `sentinels`). URLs and option objects get a
+ * connection that the library opens and closes; an instance is used as it is and never closed by the library.
+ *
+ * @example
+ * const nodes: RedlockNode[] = ['redis://10.0.0.1:6379', { host: '10.0.0.2', port: 6379 }, myRedis, { cluster: [{ host: '10.0.1.1', port: 7000 }] }];
+ * @publicApi
+ */
+export type RedlockNode = string | RedisOptions | Redis | Cluster | RedlockClusterNode;
+
+/**
+ * The wait before retry number `attempt` (1 for the first retry), in ms: a whole number >= 0.
+ *
+ * @example
+ * const backoff: RetryDelay = (attempt) => Math.min(50 * 2 ** attempt, 2_000) + Math.floor(Math.random() * 50);
+ * @publicApi
+ */
+export type RetryDelay = (attempt: number) => number;
+
+/**
+ * Retry settings that may be overridden per call (`acquire`, `using`, `@Locked`).
+ *
+ * @example
+ * await redlock.acquire('report', 10_000, { retryCount: 0 }); // one attempt, no waiting
+ * @publicApi
+ */
+export interface RetryOptions {
+  /** Further attempts after the first; `0` means one try, `Infinity` retries until `acquireTimeout` or `signal`. @default 10 */
+  retryCount?: number;
+  /**
+   * Mean wait between attempts, in ms, or a function `(attempt) => ms` of the retry number (1 for
+   * the first retry) for a policy of your own, such as exponential backoff. @default 200
+   */
+  retryDelay?: number | RetryDelay;
+  /**
+   * Random spread around `retryDelay`: each wait is `retryDelay ± retryJitter` ms, never more than
+   * `retryDelay`. @default half the `retryDelay` in force (module or call); 0 when `retryDelay` is a function
+   */
+  retryJitter?: number;
+  /** Upper bound on the whole acquisition, in ms, retries included. @default undefined (bounded by `retryCount` only) */
+  acquireTimeout?: number;
+}
+
+/**
+ * Options of a `Redlock` (and of `RedlockModule.forRoot()`). Each option's default, check and
+ * README line are declared once, in `REDLOCK_OPTIONS`.
+ *
+ * @example
+ * RedlockModule.forRoot({ nodes: ['redis://a:6379', 'redis://b:6379', 'redis://c:6379'], ttl: 5_000 });
+ * @publicApi
+ */
+export interface RedlockOptions extends RetryOptions {
+  /** The independent Redis masters. A lock is held when floor(N/2)+1 of them hold it. Not replicas of one another. */
+  nodes: RedlockNode[];
+  /** Prepended to every resource name to form the Redis key. @default 'lock:' */
+  keyPrefix?: string;
+  /** Default lock time-to-live in ms, when a call gives none; at most 2^31−1 (Node's timer limit). @default 10000 */
+  ttl?: number;
+  /** Clock drift allowance as a fraction of the TTL; validity = ttl - elapsed - (ttl × driftFactor + 2 ms). @default 0.01 */
+  driftFactor?: number;
+  /** Per-master bound on each command, in ms; a master that does not answer in time counts as a timeout. It is further capped at a third of the TTL in use. @default 500 */
+  commandTimeout?: number;
+  /** How long start-up waits for the masters to connect, in ms (masters still down are retried in the background). @default 2000 */
+  connectTimeout?: number;
+  /**
+   * Wake waiters as soon as the lock they wait for is released, through Redis pub/sub (one extra
+   * subscriber connection per master, opened when something first waits). Waiters in one process
+   * are always served in arrival order; this adds prompt wake-ups for releases made elsewhere.
+   * The retry delay stays as the fallback. @default true
+   */
+  wakeOnRelease?: boolean;
+  /**
+   * Redlock's "delayed restart" rule, enforced here: a master that (re)connects does not count
+   * toward any quorum until it has been up longer than the largest TTL plus drift (read from
+   * `INFO server`), since a master that restarted without persistence may have forgotten locks.
+   * The guard uses the largest of `largestTtl`, `ttl` and any TTL this instance has used; set
+   * `largestTtl` when other clients use longer TTLs. `false` turns the rule off (plain Redlock). @default true
+   */
+  restartGuard?: boolean | { largestTtl?: number };
+  /**
+   * Issue a fencing token with every lock (`lock.fencingToken`), strictly increasing across
+   * successive holders of a resource. Costs one more round trip per acquisition (more when a
+   * counter is stale) and one counter key per resource, kept without expiry. Per call too. @default false
+   */
+  fencing?: boolean;
+  /** Prefix of the fencing counter keys (`fencingPrefix + resource`); must not overlap `keyPrefix`. @default 'fence:' */
+  fencingPrefix?: string;
+  /**
+   * How many masters must take a fencing token before the lock is handed out. With W masters out of
+   * N, tokens keep increasing even when f masters restart without their data, for 2W > N + f: a
+   * majority (the default) tolerates none, 4 of 5 tolerates two. A larger W costs availability:
+   * fenced locks then need W masters up. @default floor(N/2)+1
+   */
+  fencingQuorum?: number;
+  /**
+   * Where the library logs (context `Redlock`): masters unreachable, distrusted or trusted again,
+   * an even number of masters, risky server settings. `false` silences it. Outside Nest the default
+   * prints warnings and errors on `console`; `RedlockService` defaults to Nest's `new Logger('Redlock')`.
+   * No line contains a password or a lock value. @default console warnings (Nest: `Logger('Redlock')`)
+   */
+  logger?: RedlockLogger | false;
+  /**
+   * Let masters whose `maxmemory-policy` can evict keys (anything but `noeviction`) vote. Off, such a
+   * master is refused: `connect()` rejects with `RedlockConfigError` naming it, and its votes do not
+   * count; an evicted lock key lets a second client win a lock that is still held. On, each such
+   * master is warned about once. @default false
+   */
+  allowEvictingMasters?: boolean;
+}
+
+/** Retry settings with every default filled in. */
+export type ResolvedRetryOptions = Required<Omit<RetryOptions, 'acquireTimeout'>> & {
+  acquireTimeout: number | undefined;
+};
+
+/** Options with every default filled in. */
+export interface ResolvedRedlockOptions extends Required<
+  Omit<RedlockOptions, 'acquireTimeout' | 'restartGuard' | 'fencingQuorum' | 'logger'>
+> {
+  /** The `logger` option as given (undefined: the default). */
+  logger: RedlockLogger | false | undefined;
+  fencingQuorum: number;
+  acquireTimeout: number | undefined;
+  /** The restart guard's largest TTL, or `undefined` to track it, or `false` when the guard is off. */
+  restartGuard: { largestTtl: number | undefined } | false;
+}
+
+/**
+ * The largest TTL or timeout, in ms: 2^31−1 (about 24.8 days), the longest delay Node's timers
+ * hold. A longer one would fire at once (with a `TimeoutOverflowWarning`), so it is refused.
+ *
+ * @example
+ * const ttl = Math.min(requested, MAX_TTL);
+ * @publicApi
+ */
+export const MAX_TTL = 2 ** 31 - 1;
+
+/** One option: its default, the check of a value the user set, and its README line. */
+interface OptionSpec<T> {
+  /** The default when the option is not set; `undefined` when it has none or is derived (see `derived`). */
+  readonly default: T | undefined;
+  /** How the README's option table shows the default. */
+  readonly shown: string;
+  /** The README's "meaning" cell, word for word. */
+  readonly doc: string;
+  /** Refuses a bad value set by the user (a `RedlockConfigError` naming `option`), or returns it resolved. */
+  check(value: unknown, option: string): T;
+}
+
+function refuse(option: string, rule: string, value: unknown): never {
+  throw new RedlockConfigError(option, `\`${option}\` ${rule}; got ${describe(value)}.`);
+}
+
+function describe(value: unknown): string {
+  // A string may be a node list given unsplit (`nodes: process.env.REDLOCK_NODES`): never its passwords.
+  if (typeof value === 'string') return JSON.stringify(redact(value, secretsOf([value])));
+  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return String(value);
+  if (value === null || value === undefined) return String(value);
+  return Array.isArray(value) ? `an array of ${value.length}` : typeof value;
+}
+
+/** Refuses anything but a positive whole number of ms up to `MAX_TTL` (a TTL or a timeout). */
+export function checkTtl(value: unknown, option = 'ttl'): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
+    refuse(option, 'must be a positive whole number of milliseconds', value);
+  }
+  if (value > MAX_TTL) {
+    refuse(
+      option,
+      `must be at most ${MAX_TTL} ms (2^31−1, about 24.8 days: the longest delay Node's timers hold)`,
+      value,
+    );
+  }
+  return value;
+}
+
+const isBoolean = (value: unknown, option: string): boolean =>
+  typeof value === 'boolean' ? value : refuse(option, 'must be true or false', value);
+const isString = (value: unknown, option: string): string =>
+  typeof value === 'string' ? value : refuse(option, 'must be a string', value);
+const isPrefix = (value: unknown, option: string): string =>
+  isWellFormed(isString(value, option))
+    ? (value as string)
+    : refuse(option, 'must be well-formed Unicode (no lone surrogates)', value);
+const isWholeMs = (value: unknown, option: string): number =>
+  typeof value === 'number' && Number.isSafeInteger(value) && value >= 0
+    ? value
+    : refuse(option, 'must be a whole number of milliseconds >= 0', value);
+
+/**
+ * Every option, once: its default, its check and its README line. Adding an option is one entry
+ * here, its field in `RedlockOptions` (with TSDoc) and its README row (a test compares them).
+ * Rules between options (`retryJitter` <= `retryDelay`, `fencingPrefix` vs `keyPrefix`,
+ * `fencingQuorum` vs `nodes`) run after merging, in `resolveOptions` and `resolveRetryOptions`.
+ */
+export const REDLOCK_OPTIONS: {
+  readonly [K in keyof ResolvedRedlockOptions]-?: OptionSpec<ResolvedRedlockOptions[K]>;
+} = {
+  nodes: {
+    default: undefined,
+    shown: '(required)',
+    doc: 'the independent masters: URLs, ioredis options or ioredis instances, or Redis Clusters (one vote each)',
+    check: (value, option) =>
+      Array.isArray(value) && value.length > 0
+        ? (value as RedlockNode[])
+        : refuse(option, 'must list at least one Redis master (an odd number such as 3 or 5 is best)', value),
+  },
+  keyPrefix: {
+    default: 'lock:',
+    shown: "`'lock:'`",
+    doc: 'prepended to each resource name to form its key',
+    check: isPrefix,
+  },
+  ttl: {
+    default: 10_000,
+    shown: '`10000`',
+    doc: 'default TTL in ms (at most 2^31−1). Locks under `using`/`@Locked` are renewed, so the TTL bounds how long a *crashed* holder blocks others, not how long work may take',
+    check: checkTtl,
+  },
+  driftFactor: {
+    default: 0.01,
+    shown: '`0.01`',
+    doc: 'validity = `ttl − elapsed − (ttl × driftFactor + 2 ms)`',
+    check: (value, option) =>
+      typeof value === 'number' && Number.isFinite(value) && value >= 0 && value < 0.5
+        ? value
+        : refuse(option, 'must be a number from 0 up to (not including) 0.5', value),
+  },
+  retryCount: {
+    default: 10,
+    shown: '`10`',
+    doc: 'further attempts after the first; `0` = one try, `Infinity` = until `acquireTimeout` or the signal',
+    check: (value, option) =>
+      value === Infinity || (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0)
+        ? value
+        : refuse(
+            option,
+            'must be a whole number >= 0, or Infinity to retry until `acquireTimeout` or the signal ends it',
+            value,
+          ),
+  },
+  retryDelay: {
+    default: 200,
+    shown: '`200`',
+    doc: 'mean wait between attempts (ms), or a function `(attempt) => ms` of the retry number (1 for the first retry)',
+    check: (value, option) => (typeof value === 'function' ? (value as RetryDelay) : isWholeMs(value, option)),
+  },
+  retryJitter: {
+    default: undefined,
+    shown: 'half of `retryDelay`',
+    doc: 'each wait is `retryDelay ± retryJitter` ms; must not exceed a numeric `retryDelay`. Its default (half of `retryDelay`, 0 around a function), also when given as a value, follows the `retryDelay` in force per call',
+    check: isWholeMs,
+  },
+  acquireTimeout: {
+    default: undefined,
+    shown: 'none',
+    doc: 'upper bound on a whole acquisition, retries included (ms)',
+    check: (value, option) => checkTtl(value, option),
+  },
+  commandTimeout: {
+    default: 500,
+    shown: '`500`',
+    doc: 'per-master bound on each command (ms), further capped at a third of the TTL',
+    check: checkTtl,
+  },
+  connectTimeout: {
+    default: 2_000,
+    shown: '`2000`',
+    doc: 'how long start-up waits for the masters to connect (ms)',
+    check: checkTtl,
+  },
+  wakeOnRelease: {
+    default: true,
+    shown: '`true`',
+    doc: 'wake waiters in other processes through Redis pub/sub when the lock is released. This opens one subscriber connection per master, the first time something waits. Waiters in one process are always served in arrival order',
+    check: isBoolean,
+  },
+  restartGuard: {
+    default: Object.freeze({ largestTtl: undefined }),
+    shown: '`true`',
+    doc: 'a master that (re)connects does not vote until it has been up longer than the largest TTL plus drift. `{ largestTtl }` sets that TTL when other clients use longer ones than this one; `false` gives plain Redlock. See [Restarts](docs/restarts-and-failover.md#restarts-the-restart-guard)',
+    check: (value, option) => {
+      if (value === true) return { largestTtl: undefined };
+      if (value === false) return false;
+      if (value !== null && typeof value === 'object') {
+        const { largestTtl } = value as { largestTtl?: unknown };
+        return { largestTtl: largestTtl === undefined ? undefined : checkTtl(largestTtl, `${option}.largestTtl`) };
+      }
+      return refuse(option, 'must be true, false or { largestTtl }', value);
+    },
+  },
+  fencing: {
+    default: false,
+    shown: '`false`',
+    doc: 'issue `lock.fencingToken` with every lock (also per call and per `@Locked`). This costs one more round trip per acquisition. See [docs/fencing.md](docs/fencing.md)',
+    check: isBoolean,
+  },
+  fencingPrefix: {
+    default: 'fence:',
+    shown: "`'fence:'`",
+    doc: 'prefix of the fencing counter keys; must not overlap `keyPrefix`',
+    check: isPrefix,
+  },
+  fencingQuorum: {
+    default: undefined,
+    shown: 'majority',
+    doc: 'how many masters must take a token before the lock is handed out. With W of N, tokens survive 2W − N − 1 masters restarting without their data (4 of 5: two), at the cost of needing W masters up',
+    check: (value, option) =>
+      typeof value === 'number' && Number.isSafeInteger(value)
+        ? value
+        : refuse(option, 'must be a whole number', value),
+  },
+  logger: {
+    default: undefined,
+    shown: "console warnings (Nest: `new Logger('Redlock')`)",
+    doc: 'where the library logs: masters unreachable, distrusted or trusted again, an even number of masters, risky server settings. Any object with `log`, `warn`, `error` (and optionally `debug`); `false` silences it. No line contains a password or a lock value',
+    check: (value, option) =>
+      value === false || isLogger(value)
+        ? value
+        : refuse(
+            option,
+            "must be false or an object with log, warn and error methods (Nest's Logger, console…)",
+            value,
+          ),
+  },
+  allowEvictingMasters: {
+    default: false,
+    shown: '`false`',
+    doc: 'let masters whose `maxmemory-policy` can evict keys vote (each is warned about once). Off, such a master is refused: see [Redis settings](docs/restarts-and-failover.md#which-redis-settings-a-master-needs-and-why)',
+    check: isBoolean,
+  },
+};
+
+/** The defaults, frozen (`retryJitter` shown for the default `retryDelay`; `fencingQuorum` is the majority). */
+export const REDLOCK_DEFAULTS = Object.freeze({
+  keyPrefix: 'lock:',
+  ttl: 10_000,
+  driftFactor: 0.01,
+  retryCount: 10,
+  retryDelay: 200,
+  retryJitter: 100,
+  acquireTimeout: undefined,
+  commandTimeout: 500,
+  connectTimeout: 2_000,
+  wakeOnRelease: true,
+  restartGuard: true,
+  fencing: false,
+  fencingPrefix: 'fence:',
+  allowEvictingMasters: false,
+});
+
+/** The jitter used when none was set: half a numeric `retryDelay`, none around a function. */
+function defaultJitterFor(retryDelay: number | RetryDelay): number {
+  return typeof retryDelay === 'function' ? 0 : Math.floor(retryDelay / 2);
+}
+
+/** Refuses a `fencingPrefix` that overlaps `keyPrefix` (counters and locks could then share keys). */
+export function checkFencingPrefix(keyPrefix: string, fencingPrefix: string): void {
+  if (fencingPrefix.startsWith(keyPrefix) || keyPrefix.startsWith(fencingPrefix)) {
+    refuse(
+      'fencingPrefix',
+      `must neither start with \`keyPrefix\` (${JSON.stringify(keyPrefix)}) nor be a start of it when fencing is on, or counters and locks could share keys`,
+      fencingPrefix,
+    );
+  }
+}
+
+/** Refuses malformed per-call options (`signal`, `autoExtend`, `fencing`) before anything is sent. */
+export function checkCallOptions(
+  options: { signal?: unknown; autoExtend?: unknown; fencing?: unknown } | undefined,
+): void {
+  if (options === undefined) return;
+  if (options === null || typeof options !== 'object') refuse('options', 'must be an object', options);
+  for (const key of Object.keys(options))
+    if (!CALL_OPTIONS.includes(key)) refuseUnknown(key, CALL_OPTIONS, 'a per-call option');
+  if (options.signal !== undefined && !(options.signal instanceof AbortSignal))
+    refuse('signal', 'must be an AbortSignal', options.signal);
+  for (const key of ['autoExtend', 'fencing'] as const) {
+    if (options[key] !== undefined) isBoolean(options[key], key);
+  }
+}
+
+const RETRY_KEYS = ['retryCount', 'retryDelay', 'retryJitter', 'acquireTimeout'] as const;
+
+/**
+ * Merges per-call retry settings over `base` and checks the result. A `retryJitter` that is the
+ * default for `base`'s delay (half of it; 0 around a function), and so also one nobody set, follows
+ * the `retryDelay` in force; any other must not exceed a numeric `retryDelay`. Reading it from the
+ * values, not from who built the object, keeps options spread from `REDLOCK_DEFAULTS` or from
+ * another `Redlock`'s `options` working the same.
+ */
+export function resolveRetryOptions(
+  base: ResolvedRetryOptions,
+  overrides: RetryOptions | undefined,
+): ResolvedRetryOptions {
+  if (!overridesRetry(overrides)) {
+    // Most calls override nothing: the base's resolution is reused while its values stay the same.
+    const known = baseResolutions.get(base);
+    if (known && sameRetry(known.of, base)) return known.resolved;
+    const resolved = Object.freeze(mergeRetryOptions(base, undefined));
+    baseResolutions.set(base, { of: pickRetry(base), resolved });
+    return resolved;
+  }
+  return mergeRetryOptions(base, overrides);
+}
+
+/** Per base options object: the retry values it was resolved with, and the (frozen) resolution. */
+const baseResolutions = new WeakMap<
+  ResolvedRetryOptions,
+  { of: ResolvedRetryOptions; resolved: ResolvedRetryOptions }
+>();
+
+function overridesRetry(overrides: RetryOptions | undefined): boolean {
+  return (
+    overrides !== undefined &&
+    (overrides.retryCount !== undefined ||
+      overrides.retryDelay !== undefined ||
+      overrides.retryJitter !== undefined ||
+      overrides.acquireTimeout !== undefined)
+  );
+}
+
+function pickRetry(o: ResolvedRetryOptions): ResolvedRetryOptions {
+  return {
+    retryCount: o.retryCount,
+    retryDelay: o.retryDelay,
+    retryJitter: o.retryJitter,
+    acquireTimeout: o.acquireTimeout,
+  };
+}
+
+function sameRetry(a: ResolvedRetryOptions, b: ResolvedRetryOptions): boolean {
+  return (
+    a.retryCount === b.retryCount &&
+    a.retryDelay === b.retryDelay &&
+    a.retryJitter === b.retryJitter &&
+    a.acquireTimeout === b.acquireTimeout
+  );
+}
+
+function mergeRetryOptions(base: ResolvedRetryOptions, overrides: RetryOptions | undefined): ResolvedRetryOptions {
+  const merged: ResolvedRetryOptions = {
+    retryCount: base.retryCount,
+    retryDelay: base.retryDelay,
+    retryJitter: base.retryJitter,
+    acquireTimeout: base.acquireTimeout,
+  };
+  let jitterSet = base.retryJitter !== defaultJitterFor(base.retryDelay);
+  if (overrides) {
+    for (const key of RETRY_KEYS) {
+      const value = overrides[key];
+      if (value !== undefined) (merged as Record<string, unknown>)[key] = REDLOCK_OPTIONS[key].check(value, key);
+    }
+    if (overrides.retryJitter !== undefined) jitterSet = true;
+  }
+  for (const key of RETRY_KEYS) if (merged[key] !== undefined) REDLOCK_OPTIONS[key].check(merged[key], key);
+  if (!jitterSet) {
+    merged.retryJitter = defaultJitterFor(merged.retryDelay);
+  } else if (typeof merged.retryDelay === 'number' && merged.retryJitter > merged.retryDelay) {
+    refuse(
+      'retryJitter',
+      `must not exceed \`retryDelay\` (${merged.retryDelay}), or some waits would be negative`,
+      merged.retryJitter,
+    );
+  }
+  return merged;
+}
+
+/**
+ * Validates options and fills in defaults from `REDLOCK_OPTIONS`, then applies the rules between
+ * options. Throws `RedlockConfigError` naming the option at fault; it opens no connection and
+ * writes nothing.
+ */
+export function resolveOptions(options: RedlockOptions): ResolvedRedlockOptions {
+  if (options === null || typeof options !== 'object')
+    refuse('options', 'must be an object with at least `nodes`', options);
+  for (const key of Object.keys(options))
+    if (!(key in REDLOCK_OPTIONS) && key !== 'isGlobal') refuseUnknown(key, Object.keys(REDLOCK_OPTIONS), 'an option');
+  const resolved: Record<string, unknown> = {};
+  for (const [key, spec] of Object.entries(REDLOCK_OPTIONS) as [keyof ResolvedRedlockOptions, OptionSpec<unknown>][]) {
+    const value = options[key];
+    resolved[key] =
+      value === undefined ? (key === 'nodes' ? spec.check(value, key) : spec.default) : spec.check(value, key);
+  }
+  const result = resolved as unknown as ResolvedRedlockOptions;
+  if (result.fencing) checkFencingPrefix(result.keyPrefix, result.fencingPrefix);
+  const majority = Math.floor(result.nodes.length / 2) + 1;
+  if (options.fencingQuorum === undefined) result.fencingQuorum = majority;
+  else if (result.fencingQuorum < majority || result.fencingQuorum > result.nodes.length) {
+    refuse(
+      'fencingQuorum',
+      `must be a whole number from the majority (${majority}) to the number of \`nodes\` (${result.nodes.length})`,
+      result.fencingQuorum,
+    );
+  }
+  const base: ResolvedRetryOptions = {
+    retryCount: result.retryCount,
+    retryDelay: result.retryDelay,
+    retryJitter: defaultJitterFor(result.retryDelay),
+    acquireTimeout: result.acquireTimeout,
+  };
+  const retry = resolveRetryOptions(
+    base,
+    options.retryJitter === undefined ? undefined : { retryJitter: options.retryJitter },
+  );
+  result.retryJitter = retry.retryJitter;
+  return result;
+}
+
+/**
+ * The per-call options of `acquire`, `tryAcquire`, `using`, `lead`, `@Locked` and `@LeaderOnly`
+ * together (`ttl` reaches `using()` from `@Locked`); a key outside them is a typo or a module option.
+ */
+const CALL_OPTIONS: readonly string[] = [
+  'signal',
+  'autoExtend',
+  'fencing',
+  'ttl',
+  ...RETRY_KEYS,
+  'mode',
+  'limit',
+  'onBusy',
+  'minHold',
+  'maxHold',
+];
+
+/** Refuses `key`, naming the closest of `names` within two edits (a typo such as `tll`), if any. */
+function refuseUnknown(key: string, names: readonly string[], what: string): never {
+  let near: string | undefined;
+  let nearest = 3;
+  for (const name of names) {
+    const d = editDistance(key.toLowerCase(), name.toLowerCase());
+    if (d < nearest) [near, nearest] = [name, d];
+  }
+  throw new RedlockConfigError(
+    key,
+    `\`${key}\` is not ${what}${near ? `; did you mean \`${near}\`?` : ''} (the options: ${names.join(', ')}).`,
+  );
+}
+
+function editDistance(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++)
+      next[j] = Math.min(row[j] + 1, next[j - 1] + 1, row[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    row = next;
+  }
+  return row[b.length];
+}

@@ -1,0 +1,111 @@
+import type { Distrust } from '../backend/health/master-monitor.js';
+import type { MasterOutcome } from '../errors/outcomes.js';
+import { coalesceWrites, explainFailure, type Master } from '../backend/master.js';
+
+/** Whether master `index`'s vote counts: true, or why not. */
+export type TrustCheck = (index: number) => boolean | Distrust | undefined;
+
+/** One script call sent to every master at once, and how the votes are coming in. */
+export interface VoteRound {
+  /** Resolves as soon as the result is known: true on a quorum of grants, false once a quorum is out of reach. */
+  readonly decided: Promise<boolean>;
+  /** Resolves when every master has answered or timed out. */
+  readonly settled: Promise<void>;
+  /** Each master's outcome, in master order; entries are filled in as answers arrive. */
+  readonly outcomes: (MasterOutcome | undefined)[];
+  /** Each master's raw reply, in master order (undefined until it answers). */
+  readonly replies: unknown[];
+}
+
+/**
+ * Sends `send(master)` to all masters in parallel and counts the votes. It decides as soon as a quorum
+ * for, or a blocking minority against, is known, without waiting for a hung master. One timer bounds
+ * the whole round: masters that have not answered within `timeoutMs` count as timeouts.
+ */
+export function voteRound(
+  masters: readonly Master[],
+  quorum: number,
+  timeoutMs: number,
+  send: (master: Master) => Promise<unknown>,
+  isGranted: (reply: unknown) => boolean,
+  trusts?: TrustCheck,
+): VoteRound {
+  const n = masters.length;
+  const outcomes: (MasterOutcome | undefined)[] = new Array(n).fill(undefined);
+  const replies: unknown[] = new Array(n).fill(undefined);
+  let granted = 0;
+  let against = 0;
+  let pending = n;
+  let decide!: (won: boolean) => void;
+  let settle!: () => void;
+  let decidedYet = false;
+  const decided = new Promise<boolean>((resolve) => (decide = resolve));
+  const settled = new Promise<void>((resolve) => (settle = resolve));
+
+  const record = (i: number, outcome: MasterOutcome): void => {
+    if (outcomes[i] !== undefined) return; // a late answer after the timeout
+    outcomes[i] = outcome;
+    pending--;
+    if (outcome.status === 'granted') granted++;
+    else against++;
+    if (!decidedYet && (granted >= quorum || against > n - quorum)) {
+      decidedYet = true;
+      decide(granted >= quorum);
+    }
+    if (pending === 0) {
+      clearTimeout(timer);
+      settle();
+    }
+  };
+
+  // Timers run before pending I/O in Node's loop: after a stall of this process (a loaded machine),
+  // answers that arrived in time are still unread when the timer fires. Read them first
+  // (setImmediate runs after the I/O poll), so only masters that really did not answer time out.
+  const timer = setTimeout(() => {
+    setImmediate(() => {
+      for (let i = 0; i < n; i++)
+        if (outcomes[i] === undefined) record(i, { master: masters[i].label, status: 'timeout' });
+    });
+  }, timeoutMs);
+  timer.unref();
+
+  for (let i = 0; i < n; i++) {
+    const master = masters[i];
+    if (master.excluded) {
+      const trust = trusts?.(i);
+      const distrustedFor = trust && trust !== true ? trust.distrustedFor : 0;
+      record(i, { master: master.label, status: 'excluded', distrust: master.excluded, distrustedFor });
+      continue;
+    }
+    let reply: Promise<unknown>;
+    try {
+      coalesceWrites(master);
+      reply = send(master);
+    } catch (error) {
+      reply = Promise.reject(error);
+    }
+    reply.then(
+      (value) => {
+        if (outcomes[i] === undefined) replies[i] = value;
+        const trust = trusts ? trusts(i) : true;
+        if (trust === false) record(i, { master: master.label, status: 'restarted' });
+        else if (trust !== true && trust !== undefined) {
+          record(i, {
+            master: master.label,
+            status: trust.status,
+            distrust: trust.distrust,
+            distrustedFor: trust.distrustedFor,
+            ...(trust.shard !== undefined ? { shard: trust.shard } : {}),
+          });
+        } else record(i, { master: master.label, status: isGranted(value) ? 'granted' : 'refused' });
+      },
+      (error: unknown) =>
+        record(i, {
+          master: master.label,
+          status: 'error',
+          error: explainFailure(master, error instanceof Error ? error : new Error(String(error))),
+        }),
+    );
+  }
+  return { decided, settled, outcomes, replies };
+}
