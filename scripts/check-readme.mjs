@@ -136,7 +136,11 @@ writeFileSync(
       noEmit: true,
       rootDir: '..',
       types: ['node', 'jest'],
-      paths: { 'nestjs-quorum-lock': ['../lib/index.ts'], 'nestjs-quorum-lock/testing': ['../lib/testing/index.ts'] },
+      paths: {
+        'nestjs-quorum-lock': ['../lib/index.ts'],
+        'nestjs-quorum-lock/core': ['../lib/core.ts'],
+        'nestjs-quorum-lock/testing': ['../lib/testing/index.ts'],
+      },
     },
     include: ['prelude.d.ts', 'readme-*.ts', '../scripts/readme/*.d.ts'],
   }),
