@@ -3,8 +3,9 @@
  * --mutants` (and, for the cheapest, by test/chaos/mutants.spec.ts). A patch whose text is not found
  * exactly once throws: when the library is refactored, the patch must be updated, never silently skipped.
  */
+import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { FaultKind } from './nemesis.js';
 import type { Settings } from './phase.js';
 
@@ -45,13 +46,13 @@ export const MUTANTS: Mutant[] = [
     bug: "release deletes the key whatever its value (another holder's lock included)",
     patches: [
       {
-        file: 'lua/mutex-scripts.ts',
+        file: 'kinds/mutex/release.lua',
         find: "if redis.pcall('get', KEYS[i]) == ARGV[1] then\n    redis.call('del', KEYS[i])",
         replace: "if true then\n    redis.call('del', KEYS[i])",
       },
       {
         // single-key releases go through the handoff release script
-        file: 'kinds/mutex/handoff.ts',
+        file: 'lua/includes/release-or-hand-over.lua',
         find: "if redis.pcall('get', KEYS[1]) ~= ARGV[1] then return 0 end\nredis.call('del', KEYS[1])",
         replace: "redis.call('del', KEYS[1])",
       },
@@ -217,8 +218,8 @@ export const MUTANTS: Mutant[] = [
     bug: "tickets whose lease expired stay in the masters' queues (a free key keeps going to them)",
     patches: [
       {
-        file: 'kinds/mutex/handoff.ts',
-        find: "local dead = redis.call('zrangebyscore', KEYS[3], '-inf', now)",
+        file: 'lua/includes/prune-queue.lua',
+        find: "local dead = redis.call('zrangebyscore', leaseKey, '-inf', now)",
         replace: 'local dead = {}',
       },
     ],
@@ -266,4 +267,9 @@ export function writeMutant(mutant: Mutant, libDir: string, outDir: string): voi
       text.replace(p.find, () => p.replace),
     );
   }
+  // A patch to a script: the copy's script table is generated again from its .lua files.
+  if (mutant.patches.some((p) => p.file.endsWith('.lua')))
+    execFileSync(process.execPath, [join(dirname(libDir), 'scripts', 'build-lua.mjs'), '--lib', outDir], {
+      stdio: 'pipe',
+    });
 }

@@ -3,7 +3,7 @@ import { RedlockConfigError } from '../errors/redlock-config.error.js';
 import { resolve as resolvePath } from 'node:path';
 import type { RedlockNode } from '../options/redlock-options.js';
 import { redact, redactUrl, secretsOf } from '../util/redact.js';
-import { defineScripts, type ScriptedClient } from '../lua/mutex-scripts.js';
+import { defineScripts, type ScriptedClient } from '../lua/scripts.js';
 import { clusterScripts } from './cluster/cluster-scripts.js';
 
 /** One Redis master as the library sees it. */

@@ -795,7 +795,7 @@ export class Redlock {
         }
         if (!shape && !ticket && !budget.exhausted) {
           // Writer preference: a waiting writer holds off new readers, for a little longer than its
-          // next attempt. A queued writer's live ticket does that already (rw-scripts `readAcquire`).
+          // next attempt. A queued writer's live ticket does that already (read-acquire.lua).
           writer ??= randomBytes(16).toString('base64url');
           const { retryDelay, retryJitter } = options.retry;
           const between = typeof retryDelay === 'number' ? retryDelay : 1_000;

@@ -1,6 +1,7 @@
 import { clusterStemOf } from '../backend/cluster/cluster-keys.js';
 import { usesShardedPubSub } from '../backend/cluster/cluster-probe.js';
 import type { Master } from '../backend/master.js';
+import { LUA_NAMES } from '../lua/scripts.generated.js';
 
 /**
  * The pub/sub channel on which a release announces that `key` is free (on a plain master).
@@ -12,11 +13,10 @@ export function releaseChannelOf(key: string): string {
   return `${RELEASE_PREFIX}${key}`;
 }
 
-const RELEASE_PREFIX = '__quorum-lock__:';
-const HANDOVER_PREFIX = '__quorum-lock__@';
+const { RELEASE_PREFIX, HANDOVER_PREFIX } = LUA_NAMES;
 
 /** How many leading characters of a ticket id name the `Redlock` instance that queued it. */
-export const INSTANCE_TAG_LENGTH = 8;
+export const INSTANCE_TAG_LENGTH = LUA_NAMES.INSTANCE_TAG_LENGTH;
 
 /**
  * The channel on which a release that hands a key to a queued waiter names it (docs/handoff.md §3):
@@ -29,11 +29,6 @@ export const INSTANCE_TAG_LENGTH = 8;
  */
 export function handoverChannelOf(channel: string, tag: string): string {
   return `${HANDOVER_PREFIX}${tag}:${channel.slice(RELEASE_PREFIX.length)}`;
-}
-
-/** Lua of `handoverChannelOf(channel, tag of ticket id)`: `channel` and `id` are Lua expressions. */
-export function handoverChannelLua(channel: string, id: string): string {
-  return `'${HANDOVER_PREFIX}' .. string.sub(${id}, 1, ${INSTANCE_TAG_LENGTH}) .. ':' .. string.sub(${channel}, ${RELEASE_PREFIX.length + 1})`;
 }
 
 /**

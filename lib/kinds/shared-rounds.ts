@@ -6,7 +6,7 @@ import { limitKeyOf, permitKeyOf, type SharedShape } from './lock-mode.js';
 import type { Master } from '../backend/master.js';
 import { readAcquireOn, readExtendOn, readReleaseOn, writerDoneOn, writerWaitingOn } from './read-write/read-calls.js';
 import { announceFlagFor, releaseChannelFor } from './channels.js';
-import { semaphoreScripts } from '../lua/counting-scripts.js';
+import { defineScripts } from '../lua/scripts.js';
 import { voteRound, type VoteRound } from '../quorum/vote-round.js';
 
 /** The permit slot keys of a counting lock on `key`, on `master` (in the lock key's slot on a cluster). */
@@ -114,7 +114,7 @@ export async function permitAttempt(
       ctx.quorum,
       ctx.timeout,
       (m) =>
-        semaphoreScripts(m.client).quorumLockPermitAcquire(
+        defineScripts(m.client).quorumLockPermitAcquire(
           limit + 1,
           ...permitKeysOf(key, limit, m),
           limitKeyOf(key, m),
@@ -193,7 +193,7 @@ export function extendPermit(
     ctx.quorum,
     ctx.timeout,
     (m) =>
-      semaphoreScripts(m.client).quorumLockPermitExtend(
+      defineScripts(m.client).quorumLockPermitExtend(
         2,
         permitKeyOf(key, slot, m),
         limitKeyOf(key, m),
@@ -231,7 +231,7 @@ export function releasePermit(
     ctx.quorum,
     ctx.timeout,
     (m) =>
-      semaphoreScripts(m.client).quorumLockPermitRelease(
+      defineScripts(m.client).quorumLockPermitRelease(
         limit + 1,
         ...permitKeysOf(key, limit, m),
         limitKeyOf(key, m),

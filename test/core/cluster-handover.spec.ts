@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { createHash } from 'node:crypto';
 import type { Redlock, RedlockOptions } from '../../lib/index.js';
 import { clusterStemOf } from '../../lib/backend/cluster/cluster-keys.js';
-import { HANDOFF_LUA } from '../../lib/kinds/mutex/handoff.js';
+import { SCRIPTS } from '../../lib/lua/scripts.generated.js';
 import { openMasters } from '../../lib/backend/master.js';
 import { handoverChannelOf, releaseChannelFor } from '../../lib/kinds/channels.js';
 import { Wakeups } from '../../lib/waiting/wakeups.js';
@@ -88,7 +88,7 @@ describe('handover messages from a Redis Cluster node only wake the waiter (one 
     ).toBe(true);
 
     // Ticket scripts run on the primaries after the release: the waiter's attempt.
-    const ticketScript = createHash('sha1').update(HANDOFF_LUA.acquire).digest('hex');
+    const ticketScript = createHash('sha1').update(SCRIPTS.ticketAcquire.lua).digest('hex');
     let released = false;
     let attemptsAfterRelease = 0;
     for (const node of clusters.clusters[0].shards.map((s) => s.primary)) {
@@ -102,7 +102,8 @@ describe('handover messages from a Redis Cluster node only wake the waiter (one 
         const [command, script] = [args[0]?.toLowerCase(), args[1]];
         if (
           released &&
-          ((command === 'evalsha' && script === ticketScript) || (command === 'eval' && script === HANDOFF_LUA.acquire))
+          ((command === 'evalsha' && script === ticketScript) ||
+            (command === 'eval' && script === SCRIPTS.ticketAcquire.lua))
         )
           attemptsAfterRelease++;
       });

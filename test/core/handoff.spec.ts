@@ -11,7 +11,7 @@ import { once } from 'node:events';
 import { Redis } from 'ioredis';
 import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.js';
 import { buildChild } from './child-build.js';
-import { HANDOFF_LUA } from '../../lib/kinds/mutex/handoff.js';
+import { SCRIPTS } from '../../lib/lua/scripts.generated.js';
 import { releaseChannelOf } from '../../lib/kinds/channels.js';
 import type { HandoffChildConfig, HandoffChildReport } from './fixtures/handoff-child.js';
 import { resourceName, sleep, timed, useMasters, waitFor } from '../support/index.js';
@@ -19,12 +19,14 @@ import { resourceName, sleep, timed, useMasters, waitFor } from '../support/inde
 const PROCESSES = 6;
 
 /** The sha1 of the ticket script, as EVALSHA names it. */
-const TICKET_SCRIPT = createHash('sha1').update(HANDOFF_LUA.acquire).digest('hex');
+const TICKET_SCRIPT = createHash('sha1').update(SCRIPTS.ticketAcquire.lua).digest('hex');
 
 /** True for a command (or MONITOR line: name, then arguments) that runs the ticket script. */
 function isTicketAttempt(name: string | undefined, script: unknown): boolean {
   const command = name?.toLowerCase();
-  return (command === 'evalsha' && script === TICKET_SCRIPT) || (command === 'eval' && script === HANDOFF_LUA.acquire);
+  return (
+    (command === 'evalsha' && script === TICKET_SCRIPT) || (command === 'eval' && script === SCRIPTS.ticketAcquire.lua)
+  );
 }
 
 /**
@@ -135,7 +137,7 @@ describe('handoff between processes (5 masters)', () => {
     const held = await holder.acquire(resource, 10_000);
     const waiting = timed(waiter.acquire(resource, 10_000));
     await new Promise((resolve) => setTimeout(resolve, 300)); // refused, queued with its ticket, subscribed
-    const ticketScript = createHash('sha1').update(HANDOFF_LUA.acquire).digest('hex');
+    const ticketScript = createHash('sha1').update(SCRIPTS.ticketAcquire.lua).digest('hex');
     const monitor = await startMonitor(set.urls[0]);
     const attemptsAfterRelease: string[] = [];
     let released = false;

@@ -5,7 +5,8 @@
  * waiter's script pruned it).
  */
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { HANDOFF_LUA, handoffKeysOf, ticketed, undoTicketed } from '../../lib/kinds/mutex/handoff.js';
+import { SCRIPTS } from '../../lib/lua/scripts.generated.js';
+import { handoffKeysOf, ticketed, undoTicketed } from '../../lib/kinds/mutex/handoff.js';
 import type { HandoffTicket } from '../../lib/kinds/acquire-request.js';
 import { openMasters, type Master } from '../../lib/backend/master.js';
 import { sleep, useMasters, waitFor } from '../support/index.js';
@@ -51,7 +52,7 @@ describe("a failed ticketed attempt's undo", () => {
     expect(((await attempt(m, key, 'value-c', waiter)) as unknown[])[0]).toBe(0); // queued behind the holder
     // The holder's release hands the key to the queued ticket.
     const release = await m.client.eval(
-      HANDOFF_LUA.release,
+      SCRIPTS.handoffRelease.lua,
       4,
       ...handoffKeysOf(key),
       'holder',

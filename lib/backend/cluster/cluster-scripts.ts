@@ -1,5 +1,5 @@
 import type { Cluster } from 'ioredis';
-import { defineScripts, type ScriptedClient } from '../../lua/mutex-scripts.js';
+import { defineScripts, type ScriptedClient } from '../../lua/scripts.js';
 import { clusterSlotOf } from './cluster-slot.js';
 
 /**

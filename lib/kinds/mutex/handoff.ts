@@ -1,9 +1,10 @@
-import type { Redis } from 'ioredis';
 import type { AcquireRequest, AcquireRoundKind, HandoffTicket } from '../acquire-request.js';
 import { driftOf } from '../../util/clock.js';
 import type { Master } from '../../backend/master.js';
 import { companionKeyOf } from '../../backend/cluster/cluster-keys.js';
-import { announceFlagFor, handoverChannelLua, releaseChannelFor, releaseChannelOf } from '../channels.js';
+import { announceFlagFor, releaseChannelFor } from '../channels.js';
+import { defineScripts, type HandoffScripts } from '../../lua/scripts.js';
+import { LUA_NAMES } from '../../lua/scripts.generated.js';
 import { voteRound } from '../../quorum/vote-round.js';
 
 /**
@@ -47,285 +48,7 @@ export function handoffKeysOf(key: string, master: Pick<Master, 'cluster'> = {})
 }
 
 /** The value a reservation puts at the lock key: no lock value starts with `~` (they are base64url). */
-export const RESERVED_PREFIX = '~';
-
-const PRUNE = `
-local t = redis.call('time')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local dead = redis.call('zrangebyscore', KEYS[3], '-inf', now)
-for _, m in ipairs(dead) do
-  redis.call('zrem', KEYS[2], m)
-  redis.call('hdel', KEYS[4], 'w' .. m, 'd' .. m)
-end
-if #dead > 0 then redis.call('zremrangebyscore', KEYS[3], '-inf', now) end`;
-
-/**
- * The ticket a free key (or a release's handover) goes to: the first in the queue whose claim has
- * not lapsed (docs/handoff.md §4), with its score and claim deadline; nil when every ticket's has
- * (only the first 16 are looked at). A ticket without a claim (queued by an older version) claims.
- */
-const CLAIMANT = `
-local function claimant(now)
-  local q = redis.call('zrange', KEYS[2], 0, 15, 'withscores')
-  for i = 1, #q, 2 do
-    local d = tonumber(redis.call('hget', KEYS[4], 'd' .. q[i]))
-    if not d or d > now then return q[i], tonumber(q[i + 1]), d end
-  end
-  return nil
-end`;
-
-/**
- * Hands a key (KEYS[1]; queue KEYS[2], leases KEYS[3]) to the queue's first entry `first`: a direct
- * ticket gets its value for its TTL and leaves the queue; any other gets a reservation for `res` ms.
- * Publishes `head .. '\n' .. ticket id` (and, for a direct handover, `'\n' .. the master's time`,
- * ms) with `pub` on the handover channel of the ticket's instance (from the release channel `ch`).
- */
-const HAND = `${CLAIMANT}
-local function hand(first, res, now, pub, ch, head)
-  local id, ttl, v = string.match(first, '^(%S+) (%d+) (%S+)$')
-  local tail = first
-  if v then
-    redis.call('set', KEYS[1], v, 'PX', ttl)
-    redis.call('zrem', KEYS[2], first)
-    redis.call('zrem', KEYS[3], first)
-    local w = tonumber(redis.call('hget', KEYS[4], 'w' .. first))
-    redis.call('hdel', KEYS[4], 'w' .. first, 'd' .. first)
-    if w then
-      -- its attempts may renew the handed key for two claim windows (see the ticket script)
-      redis.call('hset', KEYS[4], 'h' .. v, now + 2 * w)
-      if redis.call('pttl', KEYS[4]) < 2 * w then redis.call('pexpire', KEYS[4], 2 * w) end
-    end
-    tail = id .. '\\n' .. now
-  else
-    id = first
-    redis.call('set', KEYS[1], '${RESERVED_PREFIX}' .. first, 'PX', res)
-  end
-  redis.call(pub, ${handoverChannelLua('ch', 'id')}, head .. '\\n' .. tail)
-end`;
-
-export const HANDOFF_LUA = {
-  /**
-   * KEYS: lock key, queue, leases, claims[, fencing counter]; ARGV: value, ttl, queue entry, score,
-   * lease ms, claim window ms, ticket id. Replies {granted, highest fencing counter or rank, master
-   * time ms, handed}.
-   * Grants when the key already holds this value (`handed` is 1 when the ticket has left the
-   * queue: only a release's handover does that; the TTL starts again), when it is reserved for this
-   * ticket, or when it is free and this ticket is the claimant: the first live one whose claim has
-   * not lapsed (or none). Otherwise replies {0, how many live tickets are ahead of it, time, 0, ahead,
-   * wait}, `ahead` 1 when a live ticket ahead of it waits or a waiter ahead of it holds the key (a
-   * handed value names its ticket's order: see `handoverValue`), `wait` the ms until the key can be
-   * this waiter's at the soonest (the claimant's claim lapses, or the key expires), -1 if unknown.
-   * Either way the ticket is (re)queued:
-   * the winner withdraws it from every master once it has a quorum, so that a waiter that lost a
-   * split vote keeps its place on every master and the masters' queues stay the same.
-   * A ticket's claim lapses `window` ms after its last attempt that found the key taken: taking a
-   * free key (and failing to keep it) does not renew it, nor does a refusal once it has lapsed, so a
-   * waiter that cannot finish holds a free key back for one window at most.
-   */
-  acquire: `${PRUNE}${CLAIMANT}
-local v = redis.pcall('get', KEYS[1])
-if type(v) == 'table' then v = '' end -- readers or permits hold the key: taken, by nobody queued
-if v == ARGV[1] then
-  local handed = 1
-  if redis.call('zscore', KEYS[2], ARGV[3]) then handed = 0 end
-  local renewable = tonumber(redis.call('hget', KEYS[4], 'h' .. ARGV[1]))
-  if handed == 1 and renewable and renewable <= now then
-    -- handed over two claim windows ago and still not counted (its replies and messages are lost or
-    -- late): no longer renewed, the key lives out its TTL and then goes to the claimant
-    return {0, 0, now, 0, 0, redis.call('pttl', KEYS[1])}
-  end
-  redis.call('pexpire', KEYS[1], ARGV[2])
-  return {1, 0, now, handed}
-end
-local free = v == ('${RESERVED_PREFIX}' .. ARGV[7])
-local first, score, deadline
-if v == false then
-  first, score, deadline = claimant(now)
-  free = first == nil or first == ARGV[3]
-end
-local lease = tonumber(ARGV[5])
-local function queue()
-  redis.call('zadd', KEYS[2], ARGV[4], ARGV[3])
-  redis.call('zadd', KEYS[3], now + lease, ARGV[3])
-  redis.call('hset', KEYS[4], 'w' .. ARGV[3], ARGV[6])
-  local d = tonumber(redis.call('hget', KEYS[4], 'd' .. ARGV[3]))
-  if v or d == nil or (not free and d > now) then
-    redis.call('hset', KEYS[4], 'd' .. ARGV[3], now + tonumber(ARGV[6]))
-  end
-  for i = 2, 4 do
-    if redis.call('pttl', KEYS[i]) < lease then redis.call('pexpire', KEYS[i], lease) end
-  end
-end
-if free then
-  redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
-  queue()
-  local high = 0
-  if #KEYS > 4 then high = tonumber(redis.call('get', KEYS[5]) or '0') end
-  return {1, high, now, 0}
-end
-queue()
-local rank = redis.call('zrank', KEYS[2], ARGV[3])
-local ahead = 0
-if rank > 0 then ahead = 1 end
-if v then
-  local score, id = string.match(v, '^(%d+)%.([%w_%-]+)%.')
-  if score and (tonumber(score) < tonumber(ARGV[4]) or (tonumber(score) == tonumber(ARGV[4]) and id < ARGV[7])) then ahead = 1 end
-end
-local wait = -1
-if v then wait = redis.call('pttl', KEYS[1]) elseif deadline then wait = deadline - now end
-return {0, rank, now, 0, ahead, wait}`,
-  /**
-   * KEYS: lock key, queue, leases, claims; ARGV: value, announce ('1', 's' for SPUBLISH, '0'), channel,
-   * reservation ms. Compare-and-delete; when announcing and a live ticket waits, hands the key to
-   * the claimant (the first whose claim has not lapsed) instead (see HAND: `value\nticket[\nmaster time]` to the ticket's instance); else
-   * publishes `value` on the release channel.
-   * Returns 2 when it handed the key on, 1 when it deleted it, 0 when the key did not hold the value.
-   */
-  release: `${HAND}
-if redis.pcall('get', KEYS[1]) ~= ARGV[1] then return 0 end
-redis.call('del', KEYS[1])
-redis.call('hdel', KEYS[4], 'h' .. ARGV[1]) -- a handover's renewal limit (see HAND): the lock is over
-if ARGV[2] == '0' then return 1 end
-local pub = ARGV[2] == 's' and 'spublish' or 'publish'
-if redis.call('exists', KEYS[2]) == 1 then${PRUNE}
-  local first = claimant(now)
-  if first and string.match(first, ' (%S+)$') == ARGV[1] then
-    -- the holder's own ticket: its withdrawal did not land before this release
-    redis.call('zrem', KEYS[2], first)
-    redis.call('zrem', KEYS[3], first)
-    redis.call('hdel', KEYS[4], 'w' .. first, 'd' .. first)
-    first = claimant(now)
-  end
-  if first then
-    hand(first, ARGV[4], now, pub, ARGV[3], ARGV[1])
-    return 2
-  end
-end
-redis.call(pub, ARGV[3], ARGV[1])
-return 1`,
-  /**
-   * KEYS: lock key, queue, leases, claims; ARGV: value, channel, reservation ms, queue entry, ticket
-   * id, announce ('1', or 's' to SPUBLISH), the ticket's score, its lease ms, its claim window ms.
-   * Gives a key handed to this waiter on to the claimant (see HAND), or frees it when none waits, unless that ticket is
-   * not ahead of this waiter in the masters' order (the waiter ahead, not queued here yet, will be:
-   * giving the key to one behind would serve it out of turn); `~id\nnext[\ntime]` goes to the next
-   * ticket's instance. The waiter, still waiting, takes its place in the queue again. Returns 1 when
-   * it gave the key on.
-   */
-  yield: `${HAND}
-if redis.pcall('get', KEYS[1]) ~= ARGV[1] then return 0 end${PRUNE}
-local first, score = claimant(now)
-if first and (score > tonumber(ARGV[7]) or (score == tonumber(ARGV[7]) and first >= ARGV[4])) then return 0 end
-local pub = ARGV[6] == 's' and 'spublish' or 'publish'
-redis.call('del', KEYS[1])
-if first then
-  hand(first, ARGV[3], now, pub, ARGV[2], '${RESERVED_PREFIX}' .. ARGV[5])
-else
-  redis.call(pub, ARGV[2], '${RESERVED_PREFIX}' .. ARGV[5])
-end
-local lease = tonumber(ARGV[8])
-redis.call('zadd', KEYS[2], ARGV[7], ARGV[4])
-redis.call('zadd', KEYS[3], now + lease, ARGV[4])
-redis.call('hset', KEYS[4], 'w' .. ARGV[4], ARGV[9], 'd' .. ARGV[4], now + tonumber(ARGV[9]))
-for i = 2, 4 do
-  if redis.call('pttl', KEYS[i]) < lease then redis.call('pexpire', KEYS[i], lease) end
-end
-return 1`,
-  /**
-   * KEYS: lock key, queue; ARGV: value, queue entry. Undoes a failed ticketed attempt: deletes the
-   * value while the ticket is still queued (a grant of this attempt). A key handed over by a release
-   * (the ticket has left the queue) stays: the waiter counts it (docs/handoff.md §3). Only a direct
-   * ticket (`id ttl value`) is ever handed its value: a fenced ticket's entry is its id, a release
-   * gives it a reservation, so its value is always this attempt's and goes even when the ticket left
-   * the queue otherwise (its lease lapsed while the waiter stalled, and another script pruned it).
-   */
-  undo: `
-if redis.pcall('get', KEYS[1]) == ARGV[1] and (redis.call('zscore', KEYS[2], ARGV[2]) or not string.find(ARGV[2], ' ', 1, true)) then
-  redis.call('del', KEYS[1])
-  return 1
-end
-return 0`,
-  /**
-   * KEYS: lock key, queue, leases, claims; ARGV: queue entry, channel, reservation ms, ticket id, value
-   * given up ('' when the waiter won)[, 's' to SPUBLISH]. Leaves the queue; a reservation for the ticket, or the value
-   * given up, passes to the claimant (`~id\nnext[\ntime]` to its instance), or the key is
-   * freed (`~id` on the release channel).
-   */
-  withdraw: `${HAND}
-redis.call('zrem', KEYS[2], ARGV[1])
-redis.call('zrem', KEYS[3], ARGV[1])
-redis.call('hdel', KEYS[4], 'w' .. ARGV[1], 'd' .. ARGV[1])
-if ARGV[5] ~= '' then redis.call('hdel', KEYS[4], 'h' .. ARGV[5]) end
-local mine = '${RESERVED_PREFIX}' .. ARGV[4]
-local v = redis.pcall('get', KEYS[1])
-if v ~= mine and (ARGV[5] == '' or v ~= ARGV[5]) then return 0 end
-local pub = ARGV[6] == 's' and 'spublish' or 'publish'
-redis.call('del', KEYS[1])${PRUNE}
-local first = claimant(now)
-if first then
-  hand(first, ARGV[3], now, pub, ARGV[2], mine)
-else
-  redis.call(pub, ARGV[2], mine)
-end
-return 1`,
-} as const;
-
-/**
- * `HANDOFF_LUA.release` for a plain (non-cluster) master, in the shape of a compare-and-delete:
- * KEYS: the lock key only; ARGV: value, reservation ms ('0': silent, no handover, no message).
- * The queue keys and the release channel are named on the master from the lock key, as
- * `queueKeysOf` and `releaseChannelOf` name them there, so an uncontended release encodes and sends
- * one key and two short arguments instead of four keys and four arguments. A standalone master
- * runs a script that touches undeclared keys; a cluster node needs them declared for routing, so
- * clusters keep the declared form (and so does a connection with an ioredis `keyPrefix`, which
- * would prefix the derived channel).
- */
-export const PLAIN_RELEASE_LUA = plainFormOf(HANDOFF_LUA.release);
-
-function plainFormOf(lua: string): string {
-  const names: Record<string, string> = {
-    'KEYS[2]': 'queueKey',
-    'KEYS[3]': 'leaseKey',
-    'KEYS[4]': 'claimKey',
-    'ARGV[2]': 'announce',
-    'ARGV[3]': 'channel',
-    'ARGV[4]': 'reserve',
-  };
-  const body = lua.replace(/KEYS\[[234]\]|ARGV\[[234]\]/g, (ref) => names[ref]);
-  if (/KEYS\[(?!1\])|ARGV\[(?!1\])/.test(body))
-    throw new Error('the plain release script reads an argument it is not sent');
-  return `
-local queueKey, leaseKey, claimKey = KEYS[1] .. ':handoff:queue', KEYS[1] .. ':handoff:lease', KEYS[1] .. ':handoff:claim'
-local reserve = ARGV[2]
-local announce = reserve == '0' and '0' or '1'
-local channel = '${releaseChannelOf('')}' .. KEYS[1]${body}`;
-}
-
-/** A client with the handoff scripts registered (EVALSHA, with EVAL on NOSCRIPT). */
-export interface HandoffClient {
-  quorumLockTicketAcquire(
-    numKeys: number,
-    ...keysThenArgs: (string | number)[]
-  ): Promise<[granted: number, counterOrRank: number, masterTime: number, handed: number]>;
-  quorumLockTicketUndo(numKeys: number, ...keysThenArgs: (string | number)[]): Promise<number>;
-  quorumLockTicketYield(numKeys: number, ...keysThenArgs: (string | number)[]): Promise<number>;
-  quorumLockHandoffRelease(numKeys: number, ...keysThenArgs: (string | number)[]): Promise<number>;
-  quorumLockPlainRelease(key: string, value: string, reserveOrSilent: string): Promise<number>;
-  quorumLockWithdraw(numKeys: number, ...keysThenArgs: (string | number)[]): Promise<number>;
-}
-
-function handoffClient(master: Master): HandoffClient {
-  const client = master.client as Redis & Partial<HandoffClient>;
-  if (typeof client.quorumLockPlainRelease !== 'function') {
-    client.defineCommand('quorumLockTicketAcquire', { lua: HANDOFF_LUA.acquire });
-    client.defineCommand('quorumLockHandoffRelease', { lua: HANDOFF_LUA.release });
-    client.defineCommand('quorumLockPlainRelease', { lua: PLAIN_RELEASE_LUA, numberOfKeys: 1 });
-    client.defineCommand('quorumLockWithdraw', { lua: HANDOFF_LUA.withdraw });
-    client.defineCommand('quorumLockTicketUndo', { lua: HANDOFF_LUA.undo });
-    client.defineCommand('quorumLockTicketYield', { lua: HANDOFF_LUA.yield });
-  }
-  return client as unknown as HandoffClient;
-}
+export const RESERVED_PREFIX = LUA_NAMES.RESERVED_PREFIX;
 
 /** An attempt of a queued waiter: the ticket script (fenced or not), single key only. */
 export const ticketed: AcquireRoundKind = {
@@ -411,7 +134,7 @@ export function handoffRelease(master: Master, key: string, value: string, reser
   );
 }
 
-/** True when the plain release script (`PLAIN_RELEASE_LUA`) can name the key's companions on `master`. */
+/** True when the plain release script (plain-release.lua) can name the key's companions on `master`. */
 function namesCompanionsOnMaster(master: Master): boolean {
   return !master.cluster && !master.client.options?.keyPrefix;
 }
@@ -493,7 +216,7 @@ export function withdrawTicket(
     masters.length,
     timeoutMs,
     (m) =>
-      handoffClient(m).quorumLockWithdraw(
+      handoffClient(m).quorumLockTicketWithdraw(
         4,
         ...handoffKeysOf(key, m),
         memberOf(ticket),
@@ -609,4 +332,8 @@ export class HandoverLedger {
     bounds.sort((a, b) => b - a);
     return bounds[quorum - 1] + ttl - driftOf(ttl, driftFactor);
   }
+}
+
+function handoffClient(master: Master): HandoffScripts {
+  return defineScripts(master.client);
 }

@@ -3,7 +3,7 @@ import { queueKeysOf } from '../mutex/handoff.js';
 import { intentKeyOf } from '../lock-mode.js';
 import type { Master } from '../../backend/master.js';
 import { announceFlagFor, releaseChannelFor } from '../channels.js';
-import { rwScripts } from '../../lua/read-write-scripts.js';
+import { defineScripts } from '../../lua/scripts.js';
 
 /**
  * The read-write lock calls on one master. On a plain master, one script call. On a cluster node,
@@ -24,7 +24,7 @@ export async function readReleaseOn(
   value: string,
   announce: boolean,
 ): Promise<number> {
-  const rw = rwScripts(master.client);
+  const rw = defineScripts(master.client);
   const flag = announceFlagFor(master, announce);
   const replies = await Promise.all(
     groupsOf(master, keys).map((group) =>
@@ -44,7 +44,7 @@ export async function readAcquireOn(
   value: string,
   ttl: string,
 ): Promise<number> {
-  const rw = rwScripts(master.client);
+  const rw = defineScripts(master.client);
   const take = (group: readonly string[]): Promise<number> =>
     rw.quorumLockReadAcquire(
       group.length * 3,
@@ -74,7 +74,7 @@ export async function readExtendOn(
   value: string,
   ttl: string,
 ): Promise<number> {
-  const rw = rwScripts(master.client);
+  const rw = defineScripts(master.client);
   const replies = await Promise.all(
     groupsOf(master, keys).map((group) => rw.quorumLockReadExtend(group.length, ...group, value, ttl)),
   );
@@ -88,7 +88,7 @@ export async function writerWaitingOn(
   waiter: string,
   ttl: string,
 ): Promise<number> {
-  const rw = rwScripts(master.client);
+  const rw = defineScripts(master.client);
   await Promise.all(
     groupsOf(master, keys).map((group) => {
       const intents = group.map((k) => intentKeyOf(k, master));
@@ -100,7 +100,7 @@ export async function writerWaitingOn(
 
 /** Withdraws waiting writer `waiter` from the intent keys of `keys` on `master`, where it is still the latest. */
 export async function writerDoneOn(master: Master, keys: readonly string[], waiter: string): Promise<number> {
-  const rw = rwScripts(master.client);
+  const rw = defineScripts(master.client);
   const replies = await Promise.all(
     groupsOf(master, keys).map((group) => {
       const intents = group.map((k) => intentKeyOf(k, master));

@@ -1,0 +1,12 @@
+-- claimant(now): the ticket a free key (or a release's handover) goes to: the first in the queue
+-- whose claim has not lapsed (docs/handoff.md §4), with its score and claim deadline; nil when every
+-- ticket's has (only the first 16 are looked at). A ticket without a claim (queued by an older
+-- version) claims. Needs: queueKey, claimKey.
+local function claimant(now)
+  local q = redis.call('zrange', queueKey, 0, 15, 'withscores')
+  for i = 1, #q, 2 do
+    local d = tonumber(redis.call('hget', claimKey, 'd' .. q[i]))
+    if not d or d > now then return q[i], tonumber(q[i + 1]), d end
+  end
+  return nil
+end

@@ -1,0 +1,62 @@
+import type { Redis } from 'ioredis';
+import { SCRIPTS } from './scripts.generated.js';
+
+type Call<R = number> = (numKeys: number, ...keysThenArgs: (string | number)[]) => Promise<R>;
+
+/**
+ * The mutex's scripts as commands of a connection (EVALSHA, with EVAL on NOSCRIPT). A cluster
+ * node's `Master.scripts` implements the same calls slot by slot (`clusterScripts`).
+ */
+export interface ScriptedClient {
+  quorumLockAcquire: Call;
+  quorumLockFencedAcquire: Call;
+  quorumLockFence: Call;
+  quorumLockExtend: Call;
+  quorumLockRelease: Call;
+  quorumLockRepair: Call;
+}
+
+/** The handoff queue's scripts (lib/kinds/mutex/ticket-*.lua, handoff-release.lua, plain-release.lua). */
+export interface HandoffScripts {
+  quorumLockTicketAcquire: Call<[granted: number, counterOrRank: number, masterTime: number, handed: number]>;
+  quorumLockTicketUndo: Call;
+  quorumLockTicketYield: Call;
+  quorumLockTicketWithdraw: Call;
+  quorumLockHandoffRelease: Call;
+  quorumLockPlainRelease(key: string, value: string, reserveOrSilent: string): Promise<number>;
+}
+
+/** The read-write lock's scripts (lib/kinds/read-write/*.lua). */
+export interface ReadWriteScripts {
+  quorumLockReadAcquire: Call;
+  quorumLockReadExtend: Call;
+  quorumLockReadRelease: Call;
+  quorumLockWriterWaiting: Call;
+  quorumLockWriterDone: Call;
+}
+
+/** The counting lock's scripts (lib/kinds/counting/*.lua). */
+export interface CountingScripts {
+  quorumLockPermitAcquire: Call<unknown>;
+  quorumLockPermitExtend: Call;
+  quorumLockPermitRelease: Call;
+}
+
+/** A connection with every script of the library registered. */
+export type LockScripts = ScriptedClient & HandoffScripts & ReadWriteScripts & CountingScripts;
+
+/**
+ * Registers every script of the generated table on a connection with ioredis `defineCommand`
+ * (once per connection: later calls return it as it is).
+ *
+ * @example
+ * await defineScripts(client).quorumLockExtend(1, 'lock:orders', value, '10000'); // 1: extended
+ */
+export function defineScripts(client: Redis): LockScripts {
+  const scripted = client as unknown as Partial<LockScripts>;
+  if (typeof scripted.quorumLockPlainRelease !== 'function') {
+    for (const { command, lua, ...rest } of Object.values(SCRIPTS))
+      client.defineCommand(command, 'numberOfKeys' in rest ? { lua, numberOfKeys: rest.numberOfKeys } : { lua });
+  }
+  return client as unknown as LockScripts;
+}
