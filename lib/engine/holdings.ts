@@ -1,0 +1,95 @@
+import { LockLostError } from '../errors/lock-lost.error.js';
+import type { ResolvedHoldOptions } from '../options/hold-options.js';
+import { shapeOf } from '../kinds/lock-mode.js';
+import type { Lock } from '../lock/lock.js';
+import { now } from '../util/clock.js';
+
+/** The limits of one renewed hold: when `minHold` ends, and the timer that ends it at `maxHold`. */
+export interface HoldLimits {
+  minHoldUntil: number;
+  maxHoldTimer: NodeJS.Timeout | undefined;
+}
+
+/**
+ * The locks one `Redlock` instance holds: which lock holds each key here (a waiter need not poll a
+ * lock held in its own process: its release wakes it), when each stops being tracked, and the
+ * `minHold` / `maxHold` of the holds that have them.
+ */
+export class Holdings {
+  readonly #held = new Set<Lock>();
+  readonly #heldKeys = new Map<string, Lock>();
+  /** The timer that stops tracking each held lock once its validity has lapsed (so an unreleased lock is garbage). */
+  readonly #lapseTimers = new WeakMap<Lock, NodeJS.Timeout>();
+  readonly #limits = new WeakMap<Lock, HoldLimits>();
+
+  /** Starts tracking a lock just won. */
+  track(lock: Lock): void {
+    this.#held.add(lock);
+    this.watchLapse(lock);
+    if (shapeOf(lock)) return; // shared: holders here do not stop waiters here from polling
+    for (const key of lock.keys) this.#heldKeys.set(key, lock);
+  }
+
+  /** Stops tracking a lock (released, lost, or closed). */
+  untrack(lock: Lock): void {
+    this.#held.delete(lock);
+    for (const key of lock.keys) if (this.#heldKeys.get(key) === lock) this.#heldKeys.delete(key);
+    clearTimeout(this.#lapseTimers.get(lock));
+    this.#lapseTimers.delete(lock);
+  }
+
+  /** True when a lock of this instance holds one of `keys` now. */
+  heldHere(keys: readonly string[]): boolean {
+    for (const key of keys) if (this.#heldKeys.get(key)?.isHeld) return true;
+    return false;
+  }
+
+  /** Every lock tracked now. */
+  all(): Lock[] {
+    return [...this.#held];
+  }
+
+  /**
+   * Arms `maxHold` (the signal aborts and renewal stops once the lock has been held that long) and
+   * records when `minHold` ends (release then leaves the keys to lapse on the masters at that moment).
+   */
+  limitHold(lock: Lock, hold: ResolvedHoldOptions): void {
+    if (hold.minHold === 0 && hold.maxHold === undefined) return;
+    const acquiredAt = now();
+    const maxHold = hold.maxHold;
+    const maxHoldTimer =
+      maxHold === undefined
+        ? undefined
+        : setTimeout(() => {
+            lock.markLost(LockLostError.maxHold(lock.resources, maxHold));
+          }, maxHold);
+    maxHoldTimer?.unref();
+    this.#limits.set(lock, { minHoldUntil: acquiredAt + hold.minHold, maxHoldTimer });
+  }
+
+  /** The hold's limits, once: `maxHold` is disarmed and the limits forgotten. */
+  takeLimits(lock: Lock): HoldLimits | undefined {
+    const limits = this.#limits.get(lock);
+    if (!limits) return undefined;
+    clearTimeout(limits.maxHoldTimer);
+    this.#limits.delete(lock);
+    return limits;
+  }
+
+  /**
+   * Stops tracking a lock once its validity has lapsed (an extension moves the check on), so that
+   * a lock never released (`tryAcquire` and let it expire) does not stay reachable until `close()`.
+   */
+  private watchLapse(lock: Lock): void {
+    const timer = setTimeout(
+      () => {
+        if (!this.#held.has(lock)) return;
+        if (lock.isHeld) this.watchLapse(lock);
+        else this.untrack(lock);
+      },
+      Math.ceil(lock.validity) + 1,
+    );
+    timer.unref();
+    this.#lapseTimers.set(lock, timer);
+  }
+}

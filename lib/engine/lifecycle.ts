@@ -1,0 +1,96 @@
+import { LockExtensionError } from '../errors/lock-extension.error.js';
+import { LockLostError } from '../errors/lock-lost.error.js';
+import type { Lock } from '../lock/lock.js';
+import { checkTtl } from '../options/redlock-options.js';
+import { noteOutcomes, publishLost } from '../ops/diagnostics.js';
+import { shapeOf } from '../kinds/lock-mode.js';
+import { commandTimeoutFor, now, validUntilOf } from '../util/clock.js';
+import type { EngineState } from './engine-state.js';
+import { settledOutcomes } from './in-flight.js';
+import { extendRound, releaseHeld, repairQuorum } from './lock-rounds.js';
+
+// What happens to a lock after it is won: extension, release (with `minHold`), loss.
+
+/** Ends of a lock that are not news to an operator: the holder itself released or resigned. */
+const QUIET_LOSSES = new Set<string>(['released', 'resigned', 'not-leader']);
+
+/** Extends a held lock to `ttl` on a quorum; marks it lost when a majority no longer holds it. */
+export async function extendLock(state: EngineState, lock: Lock, ttl: number): Promise<void> {
+  checkTtl(ttl);
+  if (lock.lostReason) throw lock.lostReason;
+  if (!lock.isHeld) {
+    const reason = lock.releaseRequested
+      ? LockLostError.released(lock.resources)
+      : LockLostError.lapsed(lock.resources);
+    lock.markLost(reason);
+    throw reason;
+  }
+  state.noteTtl(ttl);
+  const timeout = commandTimeoutFor(ttl, state.options.commandTimeout);
+  const start = now();
+  const round = extendRound(state, lock, ttl, timeout);
+  noteOutcomes(round.outcomes);
+  const won = await round.decided;
+  const validUntil = validUntilOf(start, ttl, state.options.driftFactor);
+  if (won && lock.isHeld && validUntil > now()) {
+    lock.markExtended(validUntil, ttl);
+    if (!shapeOf(lock)) void round.settled.then(() => repairQuorum(state, lock, ttl, timeout, round.replies));
+    return;
+  }
+  const n = state.masters.length;
+  const refused = round.outcomes.filter((o) => o?.status === 'refused').length;
+  if (refused > n - state.quorum || !lock.isHeld) {
+    const reason =
+      refused > n - state.quorum
+        ? LockLostError.majorityLost(lock.resources, refused, n)
+        : LockLostError.notRenewed(lock.resources);
+    lock.markLost(reason);
+    state.holdings.untrack(lock);
+    throw reason;
+  }
+  throw LockExtensionError.of(lock.resources, settledOutcomes(round.outcomes, state.masters), lock.validity);
+}
+
+/** Releases a lock on every master; concurrent calls all resolve once a quorum confirmed the first. */
+export function releaseLock(state: EngineState, lock: Lock): Promise<void> {
+  const pending = state.releases.get(lock);
+  if (pending) return pending;
+  const wasHeld = lock.isHeld;
+  if (!lock.markReleased()) return Promise.resolve();
+  const releasing = releaseOnMasters(state, lock, wasHeld);
+  state.releases.set(lock, releasing);
+  return releasing;
+}
+
+/** Tells the `lost` channel and the log that a lock was lost. */
+export function reportLoss(state: EngineState, lock: Lock, reason: LockLostError): void {
+  publishLost(lock, reason);
+  // the message names the resources and why; never the lock's value
+  if (!QUIET_LOSSES.has(reason.reason)) state.logger.warn(`${reason.message} (${reason.reason})`);
+}
+
+async function releaseOnMasters(state: EngineState, lock: Lock, wasHeld: boolean): Promise<void> {
+  state.holdings.untrack(lock);
+  if (await endMinHold(state, lock, wasHeld)) return;
+  const round = releaseHeld(state, lock, commandTimeoutFor(lock.ttl, state.options.commandTimeout), true);
+  noteOutcomes(round.outcomes);
+  await round.decided;
+  // Handed to a queued waiter: this process's next acquisition of the key queues at once.
+  if (round.replies.includes(2)) state.wakeups.sawHandover(lock.keys[0]);
+  for (const key of lock.keys) state.wakeups.released(key, lock.value);
+}
+
+/**
+ * Ends a hold released before its `minHold` was over: instead of deleting the keys, shortens them to
+ * lapse on the masters when `minHold` ends. The keys already outlive that moment (minHold <= ttl,
+ * set or renewed since acquisition), so a master that misses this keeps a longer TTL, never a
+ * shorter one. Returns false when the lock has no `minHold` left or was lost (delete it as usual).
+ */
+async function endMinHold(state: EngineState, lock: Lock, wasHeld: boolean): Promise<boolean> {
+  const limits = state.holdings.takeLimits(lock);
+  if (!limits) return false;
+  const left = Math.ceil(limits.minHoldUntil - now());
+  if (!wasHeld || left <= 0) return false;
+  await extendRound(state, lock, left, commandTimeoutFor(lock.ttl, state.options.commandTimeout)).decided;
+  return true;
+}
