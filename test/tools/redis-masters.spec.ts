@@ -151,6 +151,8 @@ describe('failures', () => {
     const master = redis.masters[0];
     await master.kill();
     const squatter = createServer((socket) => socket.destroy()).listen(master.port, '127.0.0.1');
+    // The squatter must hold the port before restart() begins: listen() binds asynchronously.
+    await new Promise((resolve) => squatter.once('listening', resolve));
     try {
       await expect(master.restart()).rejects.toThrow(`127.0.0.1:${master.port} is in use`);
       expect(master.pid).toBeUndefined();
