@@ -7,7 +7,8 @@
  * const redlock = new Redlock({ nodes: ['redis://a:6379', 'redis://b:6379', 'redis://c:6379'] });
  * await redlock.using('report:daily', 30_000, async (signal) => buildReport(signal));
  */
-export { Redlock, type AcquireOptions, type TryAcquireOptions, type UsingOptions } from './engine/redlock.js';
+export { Redlock } from './engine/redlock.js';
+export type { AcquireOptions, TryAcquireOptions, UsingOptions } from './engine/call-spec.js';
 export type { HoldOptions } from './options/hold-options.js';
 export { lockModeOf, type LockMode, type LockModeOptions } from './kinds/lock-mode.js';
 export { Lock, type LockJson } from './lock/lock.js';

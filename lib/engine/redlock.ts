@@ -3,71 +3,28 @@ import { LockKeyError } from '../errors/lock-key.error.js';
 import { LockLostError } from '../errors/lock-lost.error.js';
 import { RedlockClosedError } from '../errors/redlock-closed.error.js';
 import { RedlockConfigError } from '../errors/redlock-config.error.js';
-import { RedlockError } from '../errors/redlock.error.js';
 import { inspect as utilInspect } from 'node:util';
-import { driftOf, now } from '../util/clock.js';
+import { now } from '../util/clock.js';
 import { Lock } from '../lock/lock.js';
 import { enterChain } from '../lock/lock-context.js';
 import { closeMasters, connectMasters } from '../backend/master.js';
-import {
-  checkCallOptions,
-  checkTtl,
-  resolveRetryOptions,
-  type RedlockOptions,
-  type ResolvedRedlockOptions,
-  type ResolvedRetryOptions,
-  type RetryOptions,
-} from '../options/redlock-options.js';
-import { resolveHoldOptions, type HoldOptions, type ResolvedHoldOptions } from '../options/hold-options.js';
+import { type RedlockOptions, type ResolvedRedlockOptions } from '../options/redlock-options.js';
+import { type ResolvedHoldOptions } from '../options/hold-options.js';
 import { Leadership, resolveLeadOptions, type LeadOptions } from '../leadership/leadership.js';
 import { startRenewal } from '../lock/renewal.js';
 import { checkResources } from '../lock/resources.js';
 import { type MasterState } from '../backend/health/master-monitor.js';
 import { settleSplitVotes } from '../waiting/split-votes.js';
-import { checkLockMode, coversRequest, type LockModeOptions } from '../kinds/lock-mode.js';
+import { coversRequest } from '../kinds/lock-mode.js';
 import { inspectResource, type LockInspection } from '../inspect/inspect.js';
 import { startTelemetry } from '../ops/telemetry.js';
 import { traceAcquire, traceLockOperation, tracing } from '../ops/diagnostics.js';
 import { acquireLock, type AttemptOptions } from './attempt-loop.js';
+import { callSpec, type AcquireOptions, type TryAcquireOptions, type UsingOptions } from './call-spec.js';
 import { EngineState } from './engine-state.js';
 import { extendLock, releaseLock, reportLoss } from './lifecycle.js';
 import { releaseHeld } from './lock-rounds.js';
-
-/**
- * Per-call options of `acquire()` and `using()`.
- *
- * @example
- * await redlock.acquire('report', 30_000, { acquireTimeout: 2_000, signal: AbortSignal.timeout(5_000) });
- * @publicApi
- */
-export interface AcquireOptions extends RetryOptions, LockModeOptions, HoldOptions {
-  /** Gives up waiting when this signal aborts; the acquisition rejects with `signal.reason`. */
-  signal?: AbortSignal;
-  /** `acquire()` only: renew the lock automatically until it is released (as `using()` does). @default false */
-  autoExtend?: boolean;
-  /** Issue a fencing token with this lock (`lock.fencingToken`). @default the `fencing` option */
-  fencing?: boolean;
-}
-
-/**
- * Per-call options of `tryAcquire()`.
- *
- * @example
- * const permit = await redlock.tryAcquire(`export:${tenant}`, 60_000, { limit: 3 });
- * @publicApi
- */
-export type TryAcquireOptions = Pick<AcquireOptions, 'mode' | 'limit' | 'fencing'>;
-
-/** Per-call options of `using()`: those of `acquire()` but `autoExtend` (a `using()` lock is always renewed). */
-export type UsingOptions = Omit<AcquireOptions, 'autoExtend'>;
-
-/** `tryAcquire()`'s policy: one attempt, no waiting. */
-const ONE_TRY: ResolvedRetryOptions = Object.freeze({
-  retryCount: 0,
-  retryDelay: 0,
-  retryJitter: 0,
-  acquireTimeout: undefined,
-});
+import { whenTrusted } from './when-trusted.js';
 
 /**
  * The Redlock algorithm over N independent Redis masters, with no framework attached.
@@ -173,36 +130,8 @@ export class Redlock {
    * await redlock.connect();
    * await redlock.whenTrusted({ timeout: 15_000 }); // fresh masters: wait out the restart guard
    */
-  async whenTrusted(options: { timeout?: number; signal?: AbortSignal } = {}): Promise<void> {
-    const ttl = Math.max(
-      this.options.restartGuard ? (this.options.restartGuard.largestTtl ?? 0) : 0,
-      this.#state.largestTtl,
-    );
-    const timeout =
-      options.timeout === undefined
-        ? (this.options.restartGuard ? ttl + driftOf(ttl, this.options.driftFactor) : 0) + this.options.connectTimeout
-        : checkTtl(options.timeout, 'timeout');
-    const deadline = now() + timeout;
-    for (;;) {
-      options.signal?.throwIfAborted();
-      if (this.#state.closing.signal.aborted) throw new RedlockClosedError();
-      const states = this.#state.monitor.states();
-      if (states.filter((m) => m.trusted).length >= this.quorum) return;
-      const left = deadline - now();
-      if (left <= 0) {
-        const why = states
-          .filter((m) => !m.trusted)
-          .map(
-            (m) =>
-              `${m.label} ${m.distrust ?? 'not counted'}${m.distrust === 'unreachable' ? (m.lastError ? ` (${m.lastError})` : '') : m.distrustedFor ? ` for ${m.distrustedFor} ms more` : ''}`,
-          )
-          .join(', ');
-        throw new RedlockError(
-          `Fewer than ${this.quorum} of ${states.length} masters count after ${timeout} ms: ${why}.`,
-        );
-      }
-      await new Promise<void>((resolve) => setTimeout(resolve, Math.min(25, left)).unref());
-    }
+  whenTrusted(options: { timeout?: number; signal?: AbortSignal } = {}): Promise<void> {
+    return whenTrusted(this.#state, options);
   }
 
   /**
@@ -268,19 +197,9 @@ export class Redlock {
     ttl?: number,
     options?: AcquireOptions,
   ): Promise<Lock | undefined> {
-    const names = this.checkResources(resources);
-    const lockTtl = checkTtl(ttl ?? this.options.ttl);
-    checkCallOptions(options);
-    const shape = checkLockMode(options, names.length);
-    const hold = resolveHoldOptions(options, lockTtl, options?.autoExtend === true);
-    const retry = resolveRetryOptions(this.options, this.retryOverrides(options, hold));
+    const { names, ttl: lockTtl, hold, attempt } = callSpec(this.options, 'acquire', resources, ttl, options);
     const acquire = this.settlingSplits(hold, lockTtl, options?.signal, () =>
-      this.acquireChecked(names, lockTtl, {
-        retry,
-        signal: options?.signal,
-        fencing: options?.fencing ?? this.options.fencing,
-        shape,
-      }),
+      this.acquireChecked(names, lockTtl, attempt),
     );
     let lock: Lock;
     try {
@@ -315,11 +234,6 @@ export class Redlock {
     return hold.skip ? () => settleSplitVotes(acquire, ttl, [signal, this.#state.closing.signal]) : acquire;
   }
 
-  /** With `onBusy: 'skip'`, `retryCount` defaults to 0: a busy lock is skipped at once (a split vote is retried, see `settlingSplits`). */
-  private retryOverrides(options: AcquireOptions | undefined, hold: ResolvedHoldOptions): AcquireOptions | undefined {
-    return hold.skip && options?.retryCount === undefined ? { ...options, retryCount: 0 } : options;
-  }
-
   /**
    * Makes a single attempt. Resolves to null when another holder has the lock; rejects with
    * `LockAcquisitionError` when no master said "held" but no quorum answered either (Redis trouble).
@@ -333,16 +247,9 @@ export class Redlock {
     ttl?: number,
     options?: TryAcquireOptions,
   ): Promise<Lock | null> {
-    const names = this.checkResources(resources);
-    const lockTtl = checkTtl(ttl ?? this.options.ttl);
-    checkCallOptions(options);
-    const shape = checkLockMode(options, names.length);
+    const { names, ttl: lockTtl, attempt } = callSpec(this.options, 'tryAcquire', resources, ttl, options);
     const tryOnce = (): Promise<Lock | null> =>
-      this.acquireChecked(names, lockTtl, {
-        retry: ONE_TRY,
-        fencing: options?.fencing ?? this.options.fencing,
-        shape,
-      }).catch((error: unknown) => {
+      this.acquireChecked(names, lockTtl, attempt).catch((error: unknown) => {
         if (error instanceof LockAcquisitionError && error.busy) return null;
         throw error;
       });
@@ -386,14 +293,16 @@ export class Redlock {
     fn: (lock: Lock) => Promise<T> | T,
     options?: UsingOptions,
   ): Promise<T | undefined> {
-    const names = this.checkResources(resources);
-    const lockTtl = checkTtl(ttl ?? this.options.ttl);
-    if (typeof fn !== 'function')
-      throw new RedlockConfigError('fn', `\`fn\` must be the function to run under the lock; got ${typeof fn}.`);
-    checkCallOptions(options);
-    const shape = checkLockMode(options, names.length);
-    const hold = resolveHoldOptions(options, lockTtl);
-    const retry = resolveRetryOptions(this.options, this.retryOverrides(options, hold));
+    const {
+      names,
+      ttl: lockTtl,
+      hold,
+      attempt,
+    } = callSpec(this.options, 'using', resources, ttl, options, () => {
+      if (typeof fn !== 'function')
+        throw new RedlockConfigError('fn', `\`fn\` must be the function to run under the lock; got ${typeof fn}.`);
+    });
+    const { shape } = attempt;
 
     // Reentrancy: what the call chain holds is not acquired again; sibling calls take turns on it.
     const entered = enterChain(
@@ -412,12 +321,7 @@ export class Redlock {
     if (entry.missing.length > 0) {
       const missing = [...entry.missing];
       const acquire = this.settlingSplits(hold, lockTtl, options?.signal, () =>
-        this.acquireChecked(missing, lockTtl, {
-          retry,
-          signal: options?.signal,
-          fencing: options?.fencing ?? this.options.fencing,
-          shape,
-        }),
+        this.acquireChecked(missing, lockTtl, attempt),
       );
       try {
         lock = await (tracing() ? traceAcquire('using', missing, lockTtl, options, acquire) : acquire());
@@ -471,10 +375,6 @@ export class Redlock {
 
   private throwIfLost(locks: Iterable<Lock>): void {
     for (const lock of locks) if (lock.lostReason) throw lock.lostReason;
-  }
-
-  private checkResources(resources: string | readonly string[]): string[] {
-    return checkResources(resources);
   }
 
   private acquireChecked(resources: string[], ttl: number, options: AttemptOptions): Promise<Lock> {

@@ -23,7 +23,7 @@ import {
   type RedlockOptions,
   type ResolvedRedlockOptions,
 } from '../options/redlock-options.js';
-import type { AcquireOptions, TryAcquireOptions, UsingOptions } from '../engine/redlock.js';
+import type { AcquireOptions, TryAcquireOptions, UsingOptions } from '../engine/call-spec.js';
 import type { MasterOutcome } from '../errors/outcomes.js';
 
 /** Stub locks do not lapse on their own (about 12 days); tests end them with `simulateLoss()`. */

@@ -1,0 +1,89 @@
+import { checkLockMode, type LockModeOptions } from '../kinds/lock-mode.js';
+import { checkResources } from '../lock/resources.js';
+import { resolveHoldOptions, type HoldOptions } from '../options/hold-options.js';
+import {
+  checkCallOptions,
+  checkTtl,
+  resolveRetryOptions,
+  type ResolvedRedlockOptions,
+  type ResolvedRetryOptions,
+  type RetryOptions,
+} from '../options/redlock-options.js';
+import type { AttemptOptions } from './attempt-loop.js';
+
+/**
+ * Per-call options of `acquire()` and `using()`.
+ *
+ * @example
+ * await redlock.acquire('report', 30_000, { acquireTimeout: 2_000, signal: AbortSignal.timeout(5_000) });
+ * @publicApi
+ */
+export interface AcquireOptions extends RetryOptions, LockModeOptions, HoldOptions {
+  /** Gives up waiting when this signal aborts; the acquisition rejects with `signal.reason`. */
+  signal?: AbortSignal;
+  /** `acquire()` only: renew the lock automatically until it is released (as `using()` does). @default false */
+  autoExtend?: boolean;
+  /** Issue a fencing token with this lock (`lock.fencingToken`). @default the `fencing` option */
+  fencing?: boolean;
+}
+
+/**
+ * Per-call options of `tryAcquire()`.
+ *
+ * @example
+ * const permit = await redlock.tryAcquire(`export:${tenant}`, 60_000, { limit: 3 });
+ * @publicApi
+ */
+export type TryAcquireOptions = Pick<AcquireOptions, 'mode' | 'limit' | 'fencing'>;
+
+/** Per-call options of `using()`: those of `acquire()` but `autoExtend` (a `using()` lock is always renewed). */
+export type UsingOptions = Omit<AcquireOptions, 'autoExtend'>;
+
+/** `tryAcquire()`'s policy: one attempt, no waiting. */
+const ONE_TRY: ResolvedRetryOptions = Object.freeze({
+  retryCount: 0,
+  retryDelay: 0,
+  retryJitter: 0,
+  acquireTimeout: undefined,
+});
+
+/** One call, checked: its resource names, TTL, hold limits, and how to acquire. */
+export interface CallSpec {
+  readonly names: string[];
+  readonly ttl: number;
+  readonly hold: ReturnType<typeof resolveHoldOptions>;
+  readonly attempt: AttemptOptions;
+}
+
+/**
+ * Checks a call of `acquire()`, `tryAcquire()` or `using()` before anything is sent, in one order
+ * (resources, TTL, `check`, the call's options, its lock mode, its hold) and resolves its policy:
+ * `tryAcquire()` makes one attempt; with `onBusy: 'skip'`, `retryCount` defaults to 0 (a busy lock is
+ * skipped at once; a split vote is still retried, see split-votes.ts).
+ *
+ * @throws LockKeyError for a bad resource; RedlockConfigError naming a bad option.
+ */
+export function callSpec(
+  defaults: ResolvedRedlockOptions,
+  call: 'acquire' | 'tryAcquire' | 'using',
+  resources: string | readonly string[],
+  ttl: number | undefined,
+  options: AcquireOptions | undefined,
+  check?: () => void,
+): CallSpec {
+  const names = checkResources(resources);
+  const lockTtl = checkTtl(ttl ?? defaults.ttl);
+  check?.();
+  checkCallOptions(options);
+  const shape = checkLockMode(options, names.length);
+  // A `using()` lock is always renewed; an `acquire()` lock only with `autoExtend`.
+  const hold =
+    call === 'tryAcquire'
+      ? resolveHoldOptions(undefined, lockTtl, false)
+      : resolveHoldOptions(options, lockTtl, call === 'using' || options?.autoExtend === true);
+  const overrides = hold.skip && options?.retryCount === undefined ? { ...options, retryCount: 0 } : options;
+  const retry = call === 'tryAcquire' ? ONE_TRY : resolveRetryOptions(defaults, overrides);
+  const fencing = options?.fencing ?? defaults.fencing;
+  const attempt = { retry, fencing, shape, ...(call === 'tryAcquire' ? {} : { signal: options?.signal }) };
+  return { names, ttl: lockTtl, hold, attempt };
+}
