@@ -2,6 +2,7 @@ import { Cluster, Redis, type ClusterNode, type ClusterOptions, type RedisOption
 import { RedlockConfigError } from '../errors/redlock-config.error.js';
 import { resolve as resolvePath } from 'node:path';
 import type { RedlockNode } from './options.js';
+import type { MasterConnection } from './master-connection.js';
 import { redact, redactUrl, secretsOf } from './redact.js';
 import { defineScripts, type ScriptedClient } from './scripts.js';
 import { clusterScripts } from './cluster-scripts.js';
@@ -12,8 +13,11 @@ export interface Master {
   readonly label: string;
   /** Its position in `nodes`. */
   readonly index: number;
-  /** The connection; for a Redis Cluster node, the ioredis `Cluster` (same command API), also in `cluster`. */
-  readonly client: Redis;
+  /**
+   * The connection: an ioredis `Redis`, a node-redis client behind `NodeRedisConnection`, or for a
+   * Redis Cluster node the ioredis `Cluster` (same command API), also in `cluster`.
+   */
+  readonly client: MasterConnection;
   /** Set when this node is a Redis Cluster: one vote for the whole cluster, commands routed by slot. */
   readonly cluster?: Cluster;
   /** For a cluster, the `host:port` of its startup nodes (one server, one vote is checked on them). */

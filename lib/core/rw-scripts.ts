@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { MasterConnection } from './master-connection.js';
 
 /**
  * Lua of read-write locks, per master. The write lock is the ordinary mutex: a string at
@@ -96,7 +96,7 @@ export interface RwScriptedClient {
 }
 
 /** Registers the read-write scripts on a client (idempotent). */
-export function rwScripts(client: Redis): RwScriptedClient {
+export function rwScripts(client: MasterConnection): RwScriptedClient {
   const scripted = client as unknown as Partial<RwScriptedClient>;
   if (typeof scripted.quorumLockWriterDone !== 'function') {
     client.defineCommand('quorumLockReadAcquire', { lua: RW_LUA.readAcquire });

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { MasterConnection } from './master-connection.js';
 
 /**
  * The Lua scripts of the algorithm. Resource keys travel as KEYS and the lock value and TTL as
@@ -108,7 +108,7 @@ export interface ScriptedClient {
 }
 
 /** Registers the scripts on a client with ioredis `defineCommand` (idempotent). */
-export function defineScripts(client: Redis): ScriptedClient {
+export function defineScripts(client: MasterConnection): ScriptedClient {
   const scripted = client as unknown as Partial<ScriptedClient>;
   if (typeof scripted.quorumLockRepair !== 'function') {
     client.defineCommand('quorumLockAcquire', { lua: LUA.acquire });

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { MasterConnection } from './master-connection.js';
 
 /**
  * Lua of counting locks, per master. A counting lock of limit n is n permit slots
@@ -69,7 +69,7 @@ export interface SemaphoreScriptedClient {
 }
 
 /** Registers the counting-lock scripts on a client (idempotent). */
-export function semaphoreScripts(client: Redis): SemaphoreScriptedClient {
+export function semaphoreScripts(client: MasterConnection): SemaphoreScriptedClient {
   const scripted = client as unknown as Partial<SemaphoreScriptedClient>;
   if (typeof scripted.quorumLockPermitRelease !== 'function') {
     client.defineCommand('quorumLockPermitAcquire', { lua: SEMAPHORE_LUA.acquire });
