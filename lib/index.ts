@@ -18,6 +18,7 @@ export type { MasterOutcome } from './core/votes.js';
 export type { RedlockLogger } from './core/logger.js';
 export type { MasterState, DistrustReason } from './core/master-monitor.js';
 export type { GuardReason } from './core/restart-guard.js';
+export type { NodeRedisClient } from './core/node-redis-client.js';
 export {
   MAX_TTL,
   REDLOCK_DEFAULTS,
