@@ -383,6 +383,10 @@ export function openMasters(nodes: readonly RedlockNode[]): Master[] {
       ...(d.nodeRedis ? { connectsIfClosed: true } : {}),
       corked: false,
     };
+    if (d.nodeRedis) {
+      // The adapter (one per client, shared by every Redlock) records it: no listener per instance.
+      Object.defineProperty(master, 'lastError', { get: () => (client as { lastError?: Error }).lastError });
+    }
     if (!d.instance) {
       // Outcomes and the start-up log carry the errors; this also avoids "Unhandled error event" noise.
       client.on('error', (error: Error) => (master.lastError = error));

@@ -22,9 +22,18 @@ class NodeRedisConnection {
   /** The scripts sent on the current connection (cleared on each `ready`: a new connection may reach an empty cache). */
   readonly #loaded = new Set<string>();
 
+  /** The client's last connection error, cleared when it is ready (for `masterStates()` and outcomes). */
+  lastError: Error | undefined;
+
   constructor(private readonly client: NodeRedisCommands) {
-    // One listener per client, ever (one adapter per client): a reconnect may reach a restarted server.
-    client.on('ready', () => this.#loaded.clear());
+    // One listener each per client, ever (one adapter per client). A reconnect may reach a restarted
+    // server with an empty script cache. The error listener also keeps a master that is down from
+    // crashing a process whose client has none (node-redis throws an 'error' nobody listens to).
+    client.on('ready', () => {
+      this.#loaded.clear();
+      this.lastError = undefined;
+    });
+    client.on('error', (error: Error) => (this.lastError = error));
   }
 
   get status(): string {

@@ -1,7 +1,8 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { createClient, createCluster, type RedisClientType } from 'redis';
 import diagnostics from 'node:diagnostics_channel';
-import { LockAcquisitionError, RedlockConfigError, type Redlock, type RedlockNode } from '../../lib/index.js';
+import { LockAcquisitionError, RedlockConfigError, type RedlockNode } from '../../lib/index.js';
+import { freePort } from '../../tools/redis-masters.js';
 import { inspector, rejectionOf, resourceName, sleep, timed, useMasters, waitFor } from '../support/index.js';
 
 /**
@@ -168,6 +169,15 @@ describe('node-redis clients as nodes (3 masters)', () => {
     ]);
     expect(states.every((s) => typeof s.runId === 'string' && typeof s.roundTripMs === 'number')).toBe(true);
     expect(states[0].label).toBe(`127.0.0.1:${set.masters[0].port}`);
+
+    // A client of a master that is down, with no 'error' listener of its own: reported, not thrown.
+    const down = createClient({ url: `redis://127.0.0.1:${await freePort()}` });
+    opened.push(down as RedisClientType);
+    const degraded = await set.redlock({ nodes: [nodes[0], nodes[1], down], connectTimeout: 300 });
+    const state = degraded.masterStates()[2];
+    expect([state.connected, state.trusted, state.distrust]).toEqual([false, false, 'unreachable']);
+    expect(state.lastError).toMatch(/ECONNREFUSED/);
+    await (await degraded.acquire(resourceName('two-of-three'), 2_000)).release();
   });
 
   it('telemetry: the acquire tracing channel reports each master outcome', async () => {
