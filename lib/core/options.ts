@@ -225,7 +225,7 @@ export const REDLOCK_OPTIONS: {
   nodes: {
     default: undefined,
     shown: '(required)',
-    doc: 'the independent masters: URLs, ioredis options or ioredis instances, or Redis Clusters (one vote each)',
+    doc: 'the independent masters: URLs, ioredis options, ioredis instances or node-redis clients, or Redis Clusters (one vote each)',
     check: (value, option) =>
       Array.isArray(value) && value.length > 0
         ? (value as RedlockNode[])
