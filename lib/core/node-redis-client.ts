@@ -14,8 +14,11 @@ export interface NodeRedisClient {
   readonly isOpen: boolean;
   /** The connection is ready for commands. */
   readonly isReady: boolean;
+  /** Opens the connection; called by the library only when the client is not open. */
   connect(): Promise<unknown>;
+  /** Sends one command (every command of the library goes through it, in call order). */
   sendCommand(...args: never[]): Promise<unknown>;
+  /** A new client with the same options: the library's wake-up subscriber. */
   duplicate(...args: never[]): unknown;
 }
 
