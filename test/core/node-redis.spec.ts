@@ -137,6 +137,34 @@ describe('node-redis clients as nodes (3 masters)', () => {
     await lock!.release();
   }, 20_000);
 
+  it('a subscriber connection that was killed is replaced: it reads INFO, subscribes again, and the next handover is heard', async () => {
+    const { nodes } = await nodesOf('node-redis');
+    const holder = await set.redlock({ nodes });
+    const waiter = await set.redlock({ nodes, retryDelay: 6_000, retryJitter: 0, retryCount: 3 });
+    const resource = resourceName('resubscribe');
+    const held = await holder.acquire(resource, 10_000);
+    const waiting = timed(waiter.acquire(resource, 10_000));
+    expect(await waitFor(async () => (await Promise.all([0, 1, 2].map(subscribersOn))).every((n) => n >= 1))).toBe(
+      true,
+    );
+    // Every subscriber connection is cut; the waiter's new ones must identify their server and subscribe again.
+    await Promise.all(set.clients.map((c) => c.call('CONFIG', 'RESETSTAT')));
+    await Promise.all(set.clients.map((c) => c.call('CLIENT', 'KILL', 'TYPE', 'pubsub')));
+    expect(await waitFor(async () => (await Promise.all([0, 1, 2].map(subscribersOn))).every((n) => n >= 1))).toBe(
+      true,
+    );
+    const infos = await Promise.all(
+      set.clients.map(async (c) => /cmdstat_info:calls=(\d+)/.exec(String(await c.info('commandstats')))?.[1]),
+    );
+    expect(infos.every((calls) => Number(calls) >= 1)).toBe(true); // each new connection read INFO first
+    await sleep(100);
+    await held.release();
+    const { value: lock, error, ms } = await waiting;
+    expect(error).toBeUndefined();
+    expect(ms).toBeLessThan(5_000); // heard on the new connections, not after the 6 s retry delay
+    await lock!.release();
+  }, 20_000);
+
   it('close() closes the subscriber connections the library opened, never the node-redis clients', async () => {
     const { nodes, clients } = await nodesOf('node-redis');
     const before = await Promise.all([0, 1, 2].map(subscribersOn));
