@@ -7,6 +7,15 @@ import { NodeRedisSubscriber } from './node-redis-subscriber.js';
 type BatchReply = [Error | null, unknown];
 
 /**
+ * A reply in the shape ioredis gives over RESP2: a RESP3 client answers `… WITHSCORES` with
+ * `[member, score]` pairs and number scores, RESP2 with a flat list of strings.
+ */
+function asResp2(command: readonly string[], reply: unknown): unknown {
+  if (!command.includes('WITHSCORES') || !Array.isArray(reply) || !reply.every(Array.isArray)) return reply;
+  return (reply as unknown[][]).flatMap(([member, score]) => [member, String(score)]);
+}
+
+/**
  * A node-redis v5 client presented as a `MasterConnection`. Every command goes through the
  * client's `sendCommand` (or `multi()`), which queues it in call order on the client's one
  * connection, so the order contract holds; node-redis writes the queue once per event-loop turn.
@@ -87,13 +96,13 @@ class NodeRedisConnection {
       const batch = this.client.multi();
       for (const command of commands) batch.addCommand(command);
       try {
-        return (await batch.exec()).map((value): BatchReply => [null, value]);
+        return (await batch.exec()).map((value, i): BatchReply => [null, asResp2(commands[i], value)]);
       } catch (error) {
         // node-redis rejects a MULTI with a failed command; the others' replies are on the error.
         const { replies, errorIndexes } = error as { replies?: unknown[]; errorIndexes?: number[] };
         if (!Array.isArray(replies) || !Array.isArray(errorIndexes)) throw error;
         return replies.map((value, i): BatchReply =>
-          errorIndexes.includes(i) ? [value as Error, null] : [null, value],
+          errorIndexes.includes(i) ? [value as Error, null] : [null, asResp2(commands[i], value)],
         );
       }
     };

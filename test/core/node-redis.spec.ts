@@ -15,8 +15,8 @@ describe('node-redis clients as nodes (3 masters)', () => {
   const opened: RedisClientType[] = [];
 
   /** A node-redis client on master `i`, not connected unless `connected`; destroyed after the file. */
-  async function nodeRedis(i: number, connected = false): Promise<RedisClientType> {
-    const client: RedisClientType = createClient({ url: set.urls[i] });
+  async function nodeRedis(i: number, connected = false, RESP: 2 | 3 = 2): Promise<RedisClientType> {
+    const client = createClient({ url: set.urls[i], RESP }) as RedisClientType;
     client.on('error', () => undefined); // a killed master: the app's own handler
     opened.push(client);
     if (connected) await client.connect();
@@ -28,9 +28,12 @@ describe('node-redis clients as nodes (3 masters)', () => {
   });
 
   /** Three node-redis clients (the first connected, the others not), or the first two mixed with an ioredis URL. */
-  async function nodesOf(kind: 'node-redis' | 'mixed'): Promise<{ nodes: RedlockNode[]; clients: RedisClientType[] }> {
-    const clients = [await nodeRedis(0, true), await nodeRedis(1)];
-    if (kind === 'node-redis') clients.push(await nodeRedis(2));
+  async function nodesOf(
+    kind: 'node-redis' | 'mixed' | 'RESP3',
+  ): Promise<{ nodes: RedlockNode[]; clients: RedisClientType[] }> {
+    const resp = kind === 'RESP3' ? 3 : 2;
+    const clients = [await nodeRedis(0, true, resp), await nodeRedis(1, false, resp)];
+    if (kind !== 'mixed') clients.push(await nodeRedis(2, false, resp));
     return { nodes: kind === 'mixed' ? [...clients, set.urls[2]] : clients, clients };
   }
 
@@ -40,7 +43,7 @@ describe('node-redis clients as nodes (3 masters)', () => {
       .split('\n')
       .filter((line) => / sub=[1-9]/.test(line)).length;
 
-  it.each(['node-redis', 'mixed'] as const)(
+  it.each(['node-redis', 'mixed', 'RESP3'] as const)(
     '%s: acquire, extend, release and auto-renew; the clients, connected or not, stay open after close()',
     async (kind) => {
       const { nodes, clients } = await nodesOf(kind);
@@ -72,8 +75,8 @@ describe('node-redis clients as nodes (3 masters)', () => {
     },
   );
 
-  it('fencing tokens, read locks and counting locks work on mixed nodes', async () => {
-    const { nodes } = await nodesOf('mixed');
+  it.each(['mixed', 'RESP3'] as const)('%s: fencing tokens, read locks and counting locks', async (kind) => {
+    const { nodes } = await nodesOf(kind);
     const redlock = await set.redlock({ nodes });
     const resource = resourceName('kinds');
 
@@ -99,8 +102,8 @@ describe('node-redis clients as nodes (3 masters)', () => {
     for (const p of [permits[1], third]) await p!.release();
   });
 
-  it('inspect() reads the holder through node-redis clients', async () => {
-    const { nodes } = await nodesOf('node-redis');
+  it.each(['node-redis', 'RESP3'] as const)('%s: inspect() reads the holder', async (kind) => {
+    const { nodes } = await nodesOf(kind);
     const redlock = await set.redlock({ nodes });
     const resource = resourceName('inspect');
     const lock = await redlock.acquire(resource, 5_000, { fencing: true });
@@ -114,7 +117,7 @@ describe('node-redis clients as nodes (3 masters)', () => {
   });
 
   it('a release wakes a waiter of another instance on node-redis clients and hands it the key', async () => {
-    const holder = await set.redlock({ nodes: (await nodesOf('node-redis')).nodes });
+    const holder = await set.redlock({ nodes: (await nodesOf('RESP3')).nodes });
     const waiter = await set.redlock({
       nodes: (await nodesOf('mixed')).nodes,
       retryDelay: 6_000,
@@ -186,27 +189,30 @@ describe('node-redis clients as nodes (3 masters)', () => {
     expect(clients.every((c) => c.isOpen)).toBe(true);
   });
 
-  it('health: masterStates() reads each server through its node-redis client, and sees one that is down', async () => {
-    const { nodes } = await nodesOf('mixed');
-    const redlock = await set.redlock({ nodes });
-    const states = await redlock.refreshMasterStates();
-    expect(states.map((s) => [s.connected, s.trusted, s.role])).toEqual([
-      [true, true, 'master'],
-      [true, true, 'master'],
-      [true, true, 'master'],
-    ]);
-    expect(states.every((s) => typeof s.runId === 'string' && typeof s.roundTripMs === 'number')).toBe(true);
-    expect(states[0].label).toBe(`127.0.0.1:${set.masters[0].port}`);
+  it.each(['mixed', 'RESP3'] as const)(
+    '%s: health: masterStates() reads each server, and sees one that is down',
+    async (kind) => {
+      const { nodes } = await nodesOf(kind);
+      const redlock = await set.redlock({ nodes });
+      const states = await redlock.refreshMasterStates();
+      expect(states.map((s) => [s.connected, s.trusted, s.role])).toEqual([
+        [true, true, 'master'],
+        [true, true, 'master'],
+        [true, true, 'master'],
+      ]);
+      expect(states.every((s) => typeof s.runId === 'string' && typeof s.roundTripMs === 'number')).toBe(true);
+      expect(states[0].label).toBe(`127.0.0.1:${set.masters[0].port}`);
 
-    // A client of a master that is down, with no 'error' listener of its own: reported, not thrown.
-    const down = createClient({ url: `redis://127.0.0.1:${await freePort()}` });
-    opened.push(down as RedisClientType);
-    const degraded = await set.redlock({ nodes: [nodes[0], nodes[1], down], connectTimeout: 300 });
-    const state = degraded.masterStates()[2];
-    expect([state.connected, state.trusted, state.distrust]).toEqual([false, false, 'unreachable']);
-    expect(state.lastError).toMatch(/ECONNREFUSED/);
-    await (await degraded.acquire(resourceName('two-of-three'), 2_000)).release();
-  });
+      // A client of a master that is down, with no 'error' listener of its own: reported, not thrown.
+      const down = createClient({ url: `redis://127.0.0.1:${await freePort()}` });
+      opened.push(down as RedisClientType);
+      const degraded = await set.redlock({ nodes: [nodes[0], nodes[1], down], connectTimeout: 300 });
+      const state = degraded.masterStates()[2];
+      expect([state.connected, state.trusted, state.distrust]).toEqual([false, false, 'unreachable']);
+      expect(state.lastError).toMatch(/ECONNREFUSED/);
+      await (await degraded.acquire(resourceName('two-of-three'), 2_000)).release();
+    },
+  );
 
   it('telemetry: the acquire tracing channel reports each master outcome', async () => {
     const { nodes } = await nodesOf('node-redis');
