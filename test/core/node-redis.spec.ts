@@ -3,7 +3,16 @@ import { createClient, createCluster, type RedisClientType } from 'redis';
 import diagnostics from 'node:diagnostics_channel';
 import { LockAcquisitionError, RedlockConfigError, type RedlockNode } from '../../lib/index.js';
 import { freePort } from '../../tools/redis-masters.js';
-import { inspector, rejectionOf, resourceName, sleep, timed, useMasters, waitFor } from '../support/index.js';
+import {
+  inspector,
+  rejectionOf,
+  resourceName,
+  sleep,
+  timed,
+  useMasters,
+  waitFor,
+  whilePaused,
+} from '../support/index.js';
 
 /**
  * node-redis v5 clients (`createClient()` from the `redis` package) as `nodes` entries, alone and
@@ -100,6 +109,36 @@ describe('node-redis clients as nodes (3 masters)', () => {
     const third = await redlock.tryAcquire(counted, 5_000, { limit: 2 });
     expect(third).not.toBeNull();
     for (const p of [permits[1], third]) await p!.release();
+  });
+
+  it("calls to one master go out in call order: a failed attempt's clean-up lands after its acquire on a paused master", async () => {
+    const { nodes, clients } = await nodesOf('node-redis');
+    const redlock = await set.redlock({ nodes, commandTimeout: 100, retryCount: 0 });
+    const resource = resourceName('order');
+    const key = `lock:${resource}`;
+    await set.clients[1].set(key, 'another', 'PX', 10_000); // master 1 refuses
+    // Master 2 hangs: the attempt's script and then its clean-up wait on that connection, in that order.
+    const error = await whilePaused([set.masters[2]], async () => {
+      const failed = await rejectionOf(redlock.acquire(resource, 10_000));
+      expect(await set.clients[0].exists(key)).toBe(0); // cleaned up at once on master 0
+      return failed;
+    });
+    expect(error).toBeInstanceOf(LockAcquisitionError);
+    expect((error as LockAcquisitionError).outcomes.map((o) => o.status)).toEqual(['granted', 'refused', 'timeout']);
+    // Once master 2 answers, the acquire runs and then the clean-up: nothing is left there. A PING on
+    // the same client is answered after everything queued before it.
+    expect(await clients[2].ping()).toBe('PONG');
+    expect(await set.clients[2].exists(key)).toBe(0);
+    await set.clients[1].del(key);
+  });
+
+  it('lead(): a leadership on node-redis clients wins a term and resigns', async () => {
+    const { nodes } = await nodesOf('node-redis');
+    const redlock = await set.redlock({ nodes });
+    const leadership = redlock.lead(resourceName('leader'), { ttl: 1_000 });
+    expect(await waitFor(() => leadership.isLeader, 5_000)).toBe(true);
+    await leadership.resign();
+    expect(leadership.isLeader).toBe(false);
   });
 
   it.each(['node-redis', 'RESP3'] as const)('%s: inspect() reads the holder', async (kind) => {
