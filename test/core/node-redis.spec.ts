@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { createClient, createCluster, type RedisClientType } from 'redis';
+import { createClient, createClientPool, createCluster, createSentinel, type RedisClientType } from 'redis';
 import diagnostics from 'node:diagnostics_channel';
 import { LockAcquisitionError, RedlockConfigError, type RedlockNode } from '../../lib/index.js';
 import { freePort } from '../../tools/redis-masters.js';
@@ -286,11 +286,24 @@ describe('node-redis clients as nodes (3 masters)', () => {
     expect(await set.clients[0].exists(`lock:${resource}`)).toBe(0);
   });
 
-  it('refuses a node-redis cluster client, naming the entry', async () => {
-    const cluster = createCluster({ rootNodes: [{ url: set.urls[0] }] });
-    const error = await rejectionOf(set.redlock({ nodes: [set.urls[0], set.urls[1], cluster as never] }));
-    expect(error).toBeInstanceOf(RedlockConfigError);
-    expect((error as RedlockConfigError).message).toMatch(/nodes\[2\].*node-redis cluster/);
+  it('refuses node-redis cluster, pool and sentinel clients, naming the entry, before sending anything', async () => {
+    const dbsizes = () => Promise.all(set.clients.map((c) => c.dbsize()));
+    const before = await dbsizes();
+    const refused = [
+      [createCluster({ rootNodes: [{ url: set.urls[2] }] }), /node-redis cluster client/],
+      [createClientPool({ url: set.urls[2] }), /node-redis client pool/],
+      [
+        createSentinel({ name: 'mymaster', sentinelRootNodes: [{ host: '127.0.0.1', port: set.masters[2].port }] }),
+        /sentinel client/,
+      ],
+    ] as const;
+    for (const [client, named] of refused) {
+      const error = await rejectionOf(set.redlock({ nodes: [set.urls[0], set.urls[1], client as never] }));
+      expect(error).toBeInstanceOf(RedlockConfigError);
+      expect((error as RedlockConfigError).option).toBe('nodes[2]');
+      expect((error as RedlockConfigError).message).toMatch(named);
+    }
+    expect(await dbsizes()).toEqual(before);
   });
 });
 
