@@ -22,7 +22,7 @@ export interface NodeRedisClient {
   duplicate(...args: never[]): unknown;
 }
 
-/** The parts of a node-redis client the adapter calls (typed loosely: any v5 minor fits). @internal */
+/** The parts of a node-redis client the adapter calls (typed loosely: any v5 minor fits); not exported by the package. */
 export interface NodeRedisCommands extends NodeRedisClient {
   readonly options?: {
     readonly socket?: { readonly host?: string; readonly port?: number; readonly path?: string };
