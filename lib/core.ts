@@ -17,6 +17,7 @@ export { currentLock } from './lock/lock-context.js';
 export type { LockKey } from './lock/key-template.js';
 export type { MasterOutcome, DistrustReason, GuardReason } from './errors/outcomes.js';
 export type { RedlockLogger } from './util/logger.js';
+export type { NodeRedisClient } from './options/node-redis-client.js';
 export type { MasterState } from './backend/health/master-monitor.js';
 export {
   MAX_TTL,

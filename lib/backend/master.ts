@@ -3,6 +3,9 @@ import { RedlockConfigError } from '../errors/redlock-config.error.js';
 import { resolve as resolvePath } from 'node:path';
 import type { RedlockNode } from '../options/redlock-options.js';
 import { redact, redactUrl, secretsOf } from '../util/redact.js';
+import type { MasterConnection } from './master-connection.js';
+import { looksLikeNodeRedis, nodeRedisRefusal, type NodeRedisCommands } from './node-redis/node-redis-client.js';
+import { nodeRedisConnection } from './node-redis/node-redis-connection.js';
 import { defineScripts, type ScriptedClient } from '../lua/scripts.js';
 import { clusterScripts } from './cluster/cluster-scripts.js';
 
@@ -12,8 +15,11 @@ export interface Master {
   readonly label: string;
   /** Its position in `nodes`. */
   readonly index: number;
-  /** The connection; for a Redis Cluster node, the ioredis `Cluster` (same command API), also in `cluster`. */
-  readonly client: Redis;
+  /**
+   * The connection: an ioredis `Redis`, a node-redis client behind `NodeRedisConnection`, or for a
+   * Redis Cluster node the ioredis `Cluster` (same command API), also in `cluster`.
+   */
+  readonly client: MasterConnection;
   /** Set when this node is a Redis Cluster: one vote for the whole cluster, commands routed by slot. */
   readonly cluster?: Cluster;
   /** For a cluster, the `host:port` of its startup nodes (one server, one vote is checked on them). */
@@ -21,6 +27,8 @@ export interface Master {
   readonly scripts: ScriptedClient;
   /** True when the library opened the connection and so must close it. */
   readonly owned: boolean;
+  /** A user's node-redis client: the library connects it if it is not open (and still never closes it). */
+  readonly connectsIfClosed?: boolean;
   /** True while this tick's writes to the master are being held back, to go out in one syscall. */
   corked: boolean;
   /** The last connection error of a connection the library owns (cleared when it is ready). */
@@ -135,7 +143,9 @@ function clusterDescription(
 interface Described {
   label: string;
   create?: () => Redis;
-  instance?: Redis;
+  instance?: MasterConnection;
+  /** A node-redis client: connected if not open, never closed. */
+  nodeRedis?: boolean;
   cluster?: boolean;
   servers?: string[];
 }
@@ -203,6 +213,17 @@ function checkPort(option: string, port: unknown, shown: string): void {
 /** Works out where a node points, refusing what cannot be a master. No connection is made. */
 function describeNode(node: RedlockNode, index: number): Described {
   const option = `nodes[${index}]`;
+  if (looksLikeNodeRedis(node)) {
+    const refusal = nodeRedisRefusal(node as object, option);
+    if (refusal !== undefined) throw new RedlockConfigError(option, refusal);
+    const client = node as unknown as NodeRedisCommands;
+    const socket = client.options?.socket ?? {};
+    return {
+      label: hostLabel(socket.host, socket.port, socket.path),
+      instance: nodeRedisConnection(client),
+      nodeRedis: true,
+    };
+  }
   if (isClusterInstance(node)) {
     const startup = (node as unknown as { startupNodes?: ClusterNode[] }).startupNodes ?? [];
     return clusterDescription(option, startup, undefined, node);
@@ -278,7 +299,7 @@ function describeNode(node: RedlockNode, index: number): Described {
         instance: node,
       };
     }
-    const o = node;
+    const o = node as RedisOptions; // node-redis clients were described above
     if (o.sentinels?.length) {
       return {
         label: sentinelLabel(o),
@@ -314,7 +335,7 @@ function describeNode(node: RedlockNode, index: number): Described {
   }
   throw new RedlockConfigError(
     option,
-    `\`${option}\` must be a redis:// URL, ioredis options or an ioredis instance; got ${node === null ? 'null' : typeof node}.`,
+    `\`${option}\` must be a redis:// URL, ioredis options, an ioredis instance or a node-redis client; got ${node === null ? 'null' : typeof node}.`,
   );
 }
 
@@ -350,7 +371,7 @@ export function openMasters(nodes: readonly RedlockNode[]): Master[] {
     }
   });
   return described.map((d, index) => {
-    const client = d.instance ?? d.create!();
+    const client: MasterConnection = d.instance ?? d.create!();
     const cluster = d.cluster ? (client as unknown as Cluster) : undefined;
     const master: Master = {
       label: d.label,
@@ -359,8 +380,13 @@ export function openMasters(nodes: readonly RedlockNode[]): Master[] {
       ...(cluster ? { cluster, servers: d.servers } : {}),
       scripts: cluster ? clusterScripts(cluster) : defineScripts(client),
       owned: !d.instance,
+      ...(d.nodeRedis ? { connectsIfClosed: true } : {}),
       corked: false,
     };
+    if (d.nodeRedis) {
+      // The adapter (one per client, shared by every Redlock) records it: no listener per instance.
+      Object.defineProperty(master, 'lastError', { get: () => (client as { lastError?: Error }).lastError });
+    }
     if (!d.instance) {
       // Outcomes and the start-up log carry the errors; this also avoids "Unhandled error event" noise.
       client.on('error', (error: Error) => (master.lastError = error));
@@ -386,7 +412,7 @@ export function explainFailure(master: Master, error: Error): Error {
   if (
     last &&
     master.client.status !== 'ready' &&
-    /Stream isn't writeable|Connection is closed|enableOfflineQueue/i.test(error.message)
+    /Stream isn't writeable|Connection is closed|enableOfflineQueue|client is (?:closed|offline)/i.test(error.message)
   ) {
     return new Error(`${master.label} is unreachable: ${redactUrl(last.message)}`, { cause: error });
   }
@@ -396,7 +422,7 @@ export function explainFailure(master: Master, error: Error): Error {
 /** Connects the masters the library opened, waiting at most `timeoutMs`; masters still down keep reconnecting. */
 export async function connectMasters(masters: readonly Master[], timeoutMs: number): Promise<void> {
   const pending = masters
-    .filter((m) => m.owned && m.client.status === 'wait')
+    .filter((m) => (m.owned || m.connectsIfClosed) && m.client.status === 'wait')
     .map((m) => m.client.connect().catch(() => undefined));
   if (pending.length === 0) return;
   let timer: NodeJS.Timeout | undefined;

@@ -373,7 +373,7 @@ async function readHolding(master: Master, keys: InspectKeys, timeoutMs: number)
  * counter (another slot), intent and limit keys are read on their own.
  */
 function clusterReads(master: Master, keys: InspectKeys): { multi(): ReturnType<Master['client']['multi']> } {
-  const { client } = master;
+  const client = master.cluster!;
   const batch = {
     exec: async (): Promise<[Error | null, unknown][]> => {
       const { key } = keys;

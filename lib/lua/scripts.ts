@@ -1,4 +1,3 @@
-import type { Redis } from 'ioredis';
 import { SCRIPTS } from './scripts.generated.js';
 
 type Call<R = number> = (numKeys: number, ...keysThenArgs: (string | number)[]) => Promise<R>;
@@ -42,6 +41,11 @@ export interface CountingScripts {
   quorumLockPermitRelease: Call;
 }
 
+/** What registering the scripts needs of a connection: ioredis `defineCommand` (the node-redis adapter has it too). */
+export interface ScriptHost {
+  defineCommand(name: string, definition: { lua: string; numberOfKeys?: number }): void;
+}
+
 /** A connection with every script of the library registered. */
 export type LockScripts = ScriptedClient & HandoffScripts & ReadWriteScripts & CountingScripts;
 
@@ -52,7 +56,7 @@ export type LockScripts = ScriptedClient & HandoffScripts & ReadWriteScripts & C
  * @example
  * await defineScripts(client).quorumLockExtend(1, 'lock:orders', value, '10000'); // 1: extended
  */
-export function defineScripts(client: Redis): LockScripts {
+export function defineScripts(client: ScriptHost): LockScripts {
   const scripted = client as unknown as Partial<LockScripts>;
   if (typeof scripted.quorumLockPlainRelease !== 'function') {
     for (const { command, lua, ...rest } of Object.values(SCRIPTS))

@@ -1,4 +1,5 @@
 import type { Cluster, ClusterNode, ClusterOptions, Redis, RedisOptions } from 'ioredis';
+import type { NodeRedisClient } from './node-redis-client.js';
 import { RedlockConfigError } from '../errors/redlock-config.error.js';
 import { isLogger, type RedlockLogger } from '../util/logger.js';
 import { redact, secretsOf } from '../util/redact.js';
@@ -22,14 +23,16 @@ export interface RedlockClusterNode {
 /**
  * One Redis master (one vote): a `redis://` / `rediss://` URL, ioredis connection options, an ioredis
  * instance, a Redis Cluster (an ioredis `Cluster` instance, or `{ cluster: startupNodes, options? }`),
- * or a Sentinel-managed group (ioredis options with `sentinels`). URLs and option objects get a
- * connection that the library opens and closes; an instance is used as it is and never closed by the library.
+ * or a Sentinel-managed group (ioredis options with `sentinels`), or a node-redis v5 client
+ * (`createClient()` from the optional peer `redis`). URLs and option objects get a connection that the
+ * library opens and closes; an instance is used as it is and never closed by the library (a node-redis
+ * client that is not open yet is connected).
  *
  * @example
  * const nodes: RedlockNode[] = ['redis://10.0.0.1:6379', { host: '10.0.0.2', port: 6379 }, myRedis, { cluster: [{ host: '10.0.1.1', port: 7000 }] }];
  * @publicApi
  */
-export type RedlockNode = string | RedisOptions | Redis | Cluster | RedlockClusterNode;
+export type RedlockNode = string | RedisOptions | Redis | Cluster | RedlockClusterNode | NodeRedisClient;
 
 /**
  * The wait before retry number `attempt` (1 for the first retry), in ms: a whole number >= 0.
@@ -222,7 +225,7 @@ export const REDLOCK_OPTIONS: {
   nodes: {
     default: undefined,
     shown: '(required)',
-    doc: 'the independent masters: URLs, ioredis options or ioredis instances, or Redis Clusters (one vote each)',
+    doc: 'the independent masters: URLs, ioredis options, ioredis instances or node-redis clients, or Redis Clusters (one vote each)',
     check: (value, option) =>
       Array.isArray(value) && value.length > 0
         ? (value as RedlockNode[])

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { SubscriberConnection } from '../backend/master-connection.js';
 import type { Master } from '../backend/master.js';
 import { now } from '../util/clock.js';
 import { abortableSleep } from './sleep.js';
@@ -38,7 +38,7 @@ export type HandoverVouch = (index: number, runId: string) => boolean;
 
 /** One master's subscriber connection and the channels it follows. */
 interface Subscriber {
-  readonly client: Redis;
+  readonly client: SubscriberConnection;
   /** The lock key of each channel subscribed (channel names differ per node kind). */
   readonly keys: Map<string, string>;
   /** The channels subscribed with SSUBSCRIBE. */
@@ -346,7 +346,7 @@ export class Wakeups {
               lazyConnect: false,
               enableOfflineQueue: true,
               shardedSubscribers: true,
-            }) as unknown as Redis)
+            }) as unknown as SubscriberConnection)
           : m.client.duplicate({
               // Nothing may reach a fresh connection before its INFO (RESP2 refuses INFO once
               // subscribed): no automatic resubscription, no resent or queued commands.

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis, type RedisOptions } from 'ioredis';
+import { createClient } from 'redis';
 import { LockAcquisitionError, Redlock, type Lock, type RedlockNode } from '../../lib/index.js';
 import { fakeClock, type FakeClock } from '../../tools/fake-clock.js';
 import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.js';
@@ -138,6 +139,25 @@ describe('handover evidence counts like a vote (3 masters, restart guard on)', (
       await restartedMasterScenario(waiter);
     } finally {
       app.disconnect();
+    }
+  }, 40_000);
+
+  it('the same with an app-supplied node-redis client: its subscriber reads INFO on each new connection before it subscribes', async () => {
+    // The app's client reconnects late; the library's subscriber, a fresh connection each time, soon.
+    const app = createClient({ url: set.urls[2], socket: { reconnectStrategy: () => 2_500 + Math.random() * 100 } });
+    app.on('error', () => undefined);
+    try {
+      const nodes: RedlockNode[] = [set.urls[0], set.urls[1], app];
+      const waiter = await set.redlock({
+        nodes,
+        restartGuard: guard,
+        retryDelay: 10_000,
+        retryJitter: 0,
+        retryCount: 5,
+      });
+      await restartedMasterScenario(waiter);
+    } finally {
+      if (app.isOpen) app.destroy();
     }
   }, 40_000);
 });

@@ -51,7 +51,7 @@ describe("a failed ticketed attempt's undo", () => {
     const waiter: HandoffTicket = { ...ticket('waiter-c', 2_000), handover: { value: 'value-c', ttl: 5_000 } };
     expect(((await attempt(m, key, 'value-c', waiter)) as unknown[])[0]).toBe(0); // queued behind the holder
     // The holder's release hands the key to the queued ticket.
-    const release = await m.client.eval(
+    const release = await set.clients[0].eval(
       SCRIPTS.handoffRelease.lua,
       4,
       ...handoffKeysOf(key),

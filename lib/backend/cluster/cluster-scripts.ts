@@ -43,7 +43,7 @@ async function allSettled<T>(calls: Promise<T>[]): Promise<{ values: (T | undefi
  * await scripts.quorumLockAcquire(2, 'lock:a', 'lock:b', value, '10000'); // 1: both taken
  */
 export function clusterScripts(cluster: Cluster): ScriptedClient {
-  const raw = defineScripts(cluster as never);
+  const raw = defineScripts(cluster);
 
   /** Removes `keys` where they still hold `value`, one call per slot; never rejects. */
   const undo = (keys: readonly string[], value: string): Promise<unknown> =>

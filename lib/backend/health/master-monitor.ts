@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import type { MasterConnection } from '../master-connection.js';
 import { RedlockConfigError } from '../../errors/redlock-config.error.js';
 import { now } from '../../util/clock.js';
 import type { RedlockLogger } from '../../util/logger.js';
@@ -87,10 +88,10 @@ const CLUSTER_VET_RETRY_MS = 100;
  * One `ready` listener per client, whatever the number of `Redlock` instances sharing it: a user's
  * ioredis client given to twelve instances must not collect twelve listeners.
  */
-const hubs = new WeakMap<Redis, Set<() => void>>();
-const hubListeners = new WeakMap<Redis, () => void>();
+const hubs = new WeakMap<MasterConnection, Set<() => void>>();
+const hubListeners = new WeakMap<MasterConnection, () => void>();
 
-function watchReady(client: Redis, onReady: () => void): () => void {
+function watchReady(client: MasterConnection, onReady: () => void): () => void {
   let subscribers = hubs.get(client);
   if (!subscribers) {
     const set = new Set<() => void>();
