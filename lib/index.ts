@@ -10,6 +10,8 @@ export { Redlock, type AcquireOptions, type TryAcquireOptions, type UsingOptions
 export type { HoldOptions } from './core/hold-options.js';
 export { lockModeOf, type LockMode, type LockModeOptions } from './core/lock-mode.js';
 export { Lock, type LockJson } from './core/lock.js';
+export type { LockHandle } from './core/lock-handle.js';
+export type { AdoptOptions } from './core/adopt.js';
 export { Leadership, type LeadOptions } from './core/leadership.js';
 export { LeaderOnly, type LeaderOnlyMethod, type LeaderOnlyOptions } from './decorators/leader-only.decorator.js';
 export { currentLock } from './core/lock-context.js';

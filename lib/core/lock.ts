@@ -1,6 +1,7 @@
 import { inspect, type InspectOptions } from 'node:util';
 import { LockLostError } from '../errors/lock-lost.error.js';
 import { lossMarginOf, now } from './clock.js';
+import { handleOf, type LockHandle } from './lock-handle.js';
 
 /** What a `Lock` needs from the `Redlock` that issued it. */
 export interface LockIssuer {
@@ -194,6 +195,20 @@ export class Lock implements AsyncDisposable {
       ...(this.fencingToken === undefined ? {} : { fencingToken: this.fencingToken }),
       ...(this.#lostReason ? { lostReason: this.#lostReason.reason } : {}),
     };
+  }
+
+  /**
+   * The lock as plain, JSON-safe data, for another process to finish the work with
+   * `adopt(handle)` on the same masters (docs/portable-handles.md): resources, value, TTL, mode,
+   * permit slot and fencing token. It carries the value that proves ownership: treat it as a secret.
+   * This lock keeps working; either side may extend and release.
+   *
+   * @throws LockLostError when this lock is no longer held (released, lost or lapsed).
+   * @example
+   * await queue.add('ship', { order: 42, lock: lock.toHandle() });
+   */
+  toHandle(): LockHandle {
+    return handleOf(this);
   }
 
   /** `console.log(lock)` and `util.inspect(lock)` show what `toJSON()` does. */

@@ -61,6 +61,8 @@ import {
 } from './lock-mode.js';
 import * as shared from './shared-rounds.js';
 import { inspectResource, type LockInspection } from './inspect.js';
+import { adoptLock, type AdoptOptions } from './adopt.js';
+import type { LockHandle } from './lock-handle.js';
 import { startTelemetry } from '../ops/telemetry.js';
 import {
   noteAttempt,
@@ -619,6 +621,42 @@ export class Redlock {
     const leadership = Leadership.create(this, name, settings);
     this.#leaderships.add(leadership);
     return leadership;
+  }
+
+  /**
+   * Rebuilds a `Lock` from `lock.toHandle()`, taken in this or another process on the same masters
+   * (docs/portable-handles.md). One extension round (by the handle's `ttl`) decides: its quorum is
+   * the adopted lock's validity. The lock can then `extend`, `release` and, with `autoExtend`, renew
+   * itself; the original holder's lock keeps working too. Its fencing token is the handle's.
+   *
+   * @throws RedlockConfigError naming the handle's field at fault (e.g. `handle.value`), before anything is sent.
+   * @throws LockLostError (`reason: 'lapsed'`) when the lock is no longer held.
+   * @throws LockExtensionError when too few masters answered to tell.
+   * @example
+   * const lock = await redlock.adopt(JSON.parse(message).lock, { autoExtend: true });
+   * try { await ship(lock.signal); } finally { await lock.release(); }
+   */
+  adopt(handle: LockHandle, options?: AdoptOptions): Promise<Lock> {
+    return adoptLock(
+      {
+        keyPrefix: this.options.keyPrefix,
+        driftFactor: this.options.driftFactor,
+        commandTimeout: this.options.commandTimeout,
+        masters: this.masters,
+        quorum: this.quorum,
+        issuer: this,
+        closed: this.#closing.signal,
+        ready: () => (this.#connected ? Promise.resolve() : this.connect()),
+        useTtl: (ttl) => void (ttl > this.#largestTtl && (this.#largestTtl = ttl)),
+        extendRound: (lock, ttl, timeout) => this.extendRound(lock, ttl, timeout),
+        hold: (lock, round, ttl, timeout) => {
+          this.track(lock);
+          if (!shapeOf(lock)) void round.settled.then(() => this.repairQuorum(lock, ttl, timeout, round.replies));
+        },
+      },
+      handle,
+      options,
+    );
   }
 
   /** Used by `Leadership` once it has resigned. @internal */
