@@ -35,7 +35,10 @@ class AdoptProcess {
   private waiting: ((message: FromAdoptChild) => void) | undefined;
 
   constructor(entry: string, config: AdoptChildConfig) {
-    this.child = fork(entry, [JSON.stringify(config)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: [] });
+    this.child = fork(entry, [JSON.stringify(config)], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      execArgv: [],
+    });
     this.exited = once(this.child, 'exit');
     this.child.on('message', (message: FromAdoptChild) => {
       const resolve = this.waiting;
@@ -125,9 +128,9 @@ describe('adopt across OS processes (3 masters)', () => {
     const resource = resourceName('adopt-proc-renew');
     const key = `lock:${resource}`;
     const lock = await redlock.acquire(resource, TTL); // not renewed here
-    expect(await worker.ask({ type: 'adopt', handle: JSON.stringify(lock.toHandle()), autoExtend: true })).toMatchObject(
-      { type: 'adopted' },
-    );
+    expect(
+      await worker.ask({ type: 'adopt', handle: JSON.stringify(lock.toHandle()), autoExtend: true }),
+    ).toMatchObject({ type: 'adopted' });
 
     // Three TTLs: only the child's renewal keeps the key.
     const until = now() + 3 * TTL;
@@ -137,9 +140,9 @@ describe('adopt across OS processes (3 masters)', () => {
     }
 
     worker.kill();
-    expect(await waitFor(async () => (await valuesOn(set.clients, key)).every((v) => v === null), TTL + SLACK, 10)).toBe(
-      true,
-    );
+    expect(
+      await waitFor(async () => (await valuesOn(set.clients, key)).every((v) => v === null), TTL + SLACK, 10),
+    ).toBe(true);
     const next = await redlock.acquire(resource, 1_000, { retryCount: 0 });
     await next.release();
   });
