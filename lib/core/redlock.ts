@@ -651,7 +651,9 @@ export class Redlock {
         extendRound: (lock, ttl, timeout) => this.extendRound(lock, ttl, timeout),
         hold: (lock, round, ttl, timeout) => {
           this.track(lock);
-          if (!shapeOf(lock)) void round.settled.then(() => this.repairQuorum(lock, ttl, timeout, round.replies));
+          // The adoption round is an extension that won: repair the exclusive keys as after any.
+          if (shapeOf(lock) === undefined)
+            void round.settled.then(() => this.repairQuorum(lock, ttl, timeout, round.replies));
         },
       },
       handle,
