@@ -190,6 +190,7 @@ describe('toHandle / adopt (3 masters)', () => {
     const good = viaJson(lock);
     const cases: [unknown, string][] = [
       [null, 'handle'],
+      [lock, 'handle'],
       ['{"version":1}', 'handle'],
       [{ ...good, version: 2 }, 'handle.version'],
       [{ ...good, version: undefined }, 'handle.version'],
