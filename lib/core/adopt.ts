@@ -80,6 +80,12 @@ function checkAdoptOptions(options: AdoptOptions | undefined, handleTtl: number)
  * @throws LockExtensionError when too few masters answered to tell.
  */
 export async function adoptLock(host: AdoptHost, handle: unknown, options: AdoptOptions | undefined): Promise<Lock> {
+  if (handle instanceof Lock) {
+    throw new RedlockConfigError(
+      'handle',
+      '`handle` must be what `lock.toHandle()` returned, not the `Lock` itself: a `Lock` does not travel between processes.',
+    );
+  }
   const checked = checkLockHandle(handle, host.keyPrefix);
   const { autoExtend, ttl } = checkAdoptOptions(options, checked.ttl);
   if (host.closed.aborted) throw new RedlockClosedError();
