@@ -647,7 +647,9 @@ export class Redlock {
         issuer: this,
         closed: this.#closing.signal,
         ready: () => (this.#connected ? Promise.resolve() : this.connect()),
-        useTtl: (ttl) => void (ttl > this.#largestTtl && (this.#largestTtl = ttl)),
+        useTtl: (ttl) => {
+          if (ttl > this.#largestTtl) this.#largestTtl = ttl;
+        },
         extendRound: (lock, ttl, timeout) => this.extendRound(lock, ttl, timeout),
         hold: (lock, round, ttl, timeout) => {
           this.track(lock);
