@@ -1,4 +1,3 @@
-import { LockLostError } from '../errors/lock-lost.error.js';
 import { RedlockConfigError } from '../errors/redlock-config.error.js';
 import type { Lock } from './lock.js';
 import { shapeOf, type LockMode, type SharedShape } from './lock-mode.js';
@@ -47,16 +46,10 @@ export interface LockHandle {
 }
 
 /**
- * The handle of `lock` (see {@link LockHandle}).
- *
- * @throws LockLostError when the lock is no longer held here (released, lost or lapsed): a handle
- * of it could only fail to be adopted.
+ * The handle of `lock` (see {@link LockHandle}), whatever its state here: the masters, not this
+ * process, say whether it is still held when it is adopted.
  */
 export function handleOf(lock: Lock): LockHandle {
-  if (lock.lostReason) throw lock.lostReason;
-  if (!lock.isHeld) {
-    throw lock.releaseRequested ? LockLostError.released(lock.resources) : LockLostError.lapsed(lock.resources);
-  }
   const shape = shapeOf(lock);
   // keys are keyPrefix + resource, in the same order.
   const keyPrefix = lock.keys[0].slice(0, lock.keys[0].length - lock.resources[0].length);

@@ -201,9 +201,9 @@ export class Lock implements AsyncDisposable {
    * The lock as plain, JSON-safe data, for another process to finish the work with
    * `adopt(handle)` on the same masters (docs/portable-handles.md): resources, value, TTL, mode,
    * permit slot and fencing token. It carries the value that proves ownership: treat it as a secret.
-   * This lock keeps working; either side may extend and release.
+   * This lock keeps working; either side may extend and release. Written whatever the lock's state:
+   * adopting the handle of a lock the masters no longer hold rejects with `LockLostError` `'lapsed'`.
    *
-   * @throws LockLostError when this lock is no longer held (released, lost or lapsed).
    * @example
    * await queue.add('ship', { order: 42, lock: lock.toHandle() });
    */
