@@ -49,7 +49,11 @@ export interface AdoptHost {
   hold(lock: Lock, round: VoteRound, ttl: number, timeout: number): void;
 }
 
-function checkAdoptOptions(options: AdoptOptions | undefined, handleTtl: number): { autoExtend: boolean; ttl: number } {
+/** Refuses malformed `adopt()` options, naming the option; fills in the defaults. */
+export function checkAdoptOptions(
+  options: AdoptOptions | undefined,
+  handleTtl: number,
+): { autoExtend: boolean; ttl: number } {
   if (options === undefined) return { autoExtend: false, ttl: handleTtl };
   if (options === null || typeof options !== 'object') {
     throw new RedlockConfigError(
