@@ -371,6 +371,24 @@ describe('toHandle / adopt (3 masters)', () => {
     }
   });
 
+  it('the restart guard: masters the adopter does not trust yet do not count toward the adoption', async () => {
+    const holder = await set.redlock({ commandTimeout: 200 });
+    // These masters are seconds old: to a guard of ten minutes, each is a fresh server.
+    const adopter = await set.redlock({ commandTimeout: 200, restartGuard: { largestTtl: 600_000 } });
+    const resource = resourceName('adopt-guard');
+    const lock = await holder.acquire(resource, 3_000);
+    try {
+      const error = await rejectionOf(adopter.adopt(viaJson(lock)));
+      expect(error).toBeInstanceOf(LockExtensionError);
+      const outcomes = (error as LockExtensionError).outcomes;
+      expect(outcomes.map((o) => [o.status, o.distrust])).toEqual(set.urls.map(() => ['restarted', 'fresh']));
+      expect(lock.isHeld).toBe(true);
+      await lock.extend(); // the holder is not disturbed
+    } finally {
+      await lock.release();
+    }
+  });
+
   it('close() releases an adopted lock like any lock it holds; adopt after close is refused', async () => {
     const holder = await set.redlock({ commandTimeout: 200 });
     const adopter = await set.redlock({ commandTimeout: 200 });
