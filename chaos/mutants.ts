@@ -76,7 +76,7 @@ export const MUTANTS: Mutant[] = [
     bug: 'a failed attempt leaves the keys it won on the masters',
     patches: [
       {
-        file: 'engine/redlock.ts',
+        file: 'engine/lock-rounds.ts',
         // the undo of a failed attempt (a ticketed one's too) begins with this early return
         find: 'if (refused.every(Boolean)) return Promise.resolve();',
         replace: 'return Promise.resolve();',
@@ -95,9 +95,9 @@ export const MUTANTS: Mutant[] = [
     bug: 'a quorum won after the TTL is accepted (validity not checked)',
     patches: [
       {
-        file: 'engine/redlock.ts',
-        find: "if (result.outcome === 'granted' && validUntil > now()) {",
-        replace: "if (result.outcome === 'granted' && (validUntil > now() || true)) {",
+        file: 'engine/attempt-loop.ts',
+        find: "if (result.outcome === 'granted' && validUntil > now()) return",
+        replace: "if (result.outcome === 'granted' && (validUntil > now() || true)) return",
       },
     ],
     phase: { fault: 'client-stall', guard: true, variants: [2] }, // stalls of 1.3 × TTL
@@ -139,9 +139,9 @@ export const MUTANTS: Mutant[] = [
     bug: "an acquisition's validity is counted from the end of its round, not its start",
     patches: [
       {
-        file: 'engine/redlock.ts',
-        find: 'const validUntil = validUntilOf(result.start, ttl, driftFactor);',
-        replace: 'const validUntil = validUntilOf(now(), ttl, driftFactor);',
+        file: 'engine/attempt-loop.ts',
+        find: 'const validUntil = validUntilOf(result.start, ttl, this.state.options.driftFactor);',
+        replace: 'const validUntil = validUntilOf(now(), ttl, this.state.options.driftFactor);',
       },
     ],
     phase: { fault: 'proxy-delay', guard: true, variants: [2] },
@@ -151,9 +151,9 @@ export const MUTANTS: Mutant[] = [
     bug: "an extension's validity is counted from the end of its round, not its start",
     patches: [
       {
-        file: 'engine/redlock.ts',
-        find: 'const validUntil = validUntilOf(start, ttl, this.options.driftFactor);',
-        replace: 'const validUntil = validUntilOf(now(), ttl, this.options.driftFactor);',
+        file: 'engine/lifecycle.ts',
+        find: 'const validUntil = validUntilOf(start, ttl, state.options.driftFactor);',
+        replace: 'const validUntil = validUntilOf(now(), ttl, state.options.driftFactor);',
       },
     ],
     // Long holds on every hot key, so that renewals run all through the slowed rounds.
@@ -164,10 +164,10 @@ export const MUTANTS: Mutant[] = [
     bug: 'a handed-over lock is dated from when the waiter noticed the handover, not from the masters',
     patches: [
       {
-        file: 'engine/redlock.ts',
-        find: 'const until = ledger.validUntil(budget.handedAt, this.quorum, trusted, ttl, driftFactor);',
+        file: 'engine/attempt-loop.ts',
+        find: 'const until = this.#ledger.validUntil(this.#budget.handedAt, state.quorum, trusted, ttl, state.options.driftFactor);',
         replace:
-          'const until = ledger.validUntil(budget.handedAt, this.quorum, trusted, ttl, driftFactor) === undefined ? undefined : validUntilOf(now(), ttl, driftFactor);',
+          'const until = this.#ledger.validUntil(this.#budget.handedAt, state.quorum, trusted, ttl, state.options.driftFactor) === undefined ? undefined : validUntilOf(now(), ttl, state.options.driftFactor);',
       },
     ],
     phase: { fault: 'proxy-delay', guard: true, variants: [2], settings: HOT },
@@ -177,9 +177,10 @@ export const MUTANTS: Mutant[] = [
     bug: "a handover is counted from one master's message (a quorum of one)",
     patches: [
       {
-        file: 'engine/redlock.ts',
-        find: 'const until = ledger.validUntil(budget.handedAt, this.quorum, trusted, ttl, driftFactor);',
-        replace: 'const until = ledger.validUntil(budget.handedAt, 1, trusted, ttl, driftFactor);',
+        file: 'engine/attempt-loop.ts',
+        find: 'const until = this.#ledger.validUntil(this.#budget.handedAt, state.quorum, trusted, ttl, state.options.driftFactor);',
+        replace:
+          'const until = this.#ledger.validUntil(this.#budget.handedAt, 1, trusted, ttl, state.options.driftFactor);',
       },
     ],
     // Hot contention: tickets register while releases run, so the masters' queues differ for a
@@ -191,8 +192,8 @@ export const MUTANTS: Mutant[] = [
     bug: 'a handover counts from a master the restart guard distrusts',
     patches: [
       {
-        file: 'engine/redlock.ts',
-        find: 'const trusted = (i: number): boolean => this.#trusts(i) === true;',
+        file: 'engine/attempt-loop.ts',
+        find: 'const trusted = (i: number): boolean => state.trusts(i) === true;',
         replace: 'const trusted = (i: number): boolean => i >= 0;',
       },
     ],
@@ -239,8 +240,8 @@ export const LIBRARY_VARIANTS: Mutant[] = [
     bug: 'quorum repair off: an extension never re-takes the key on masters that lost it (the library before docs/quorum-repair.md)',
     patches: [
       {
-        file: 'engine/redlock.ts',
-        find: 'if (!shapeOf(lock)) void round.settled.then(() => this.repairQuorum(lock, ttl, timeout, round.replies));',
+        file: 'engine/lifecycle.ts',
+        find: 'if (!shapeOf(lock)) void round.settled.then(() => repairQuorum(state, lock, ttl, timeout, round.replies));',
         replace: 'if (!shapeOf(lock)) void round.settled;',
       },
     ],

@@ -12,6 +12,8 @@ export type { AcquireOptions, TryAcquireOptions, UsingOptions } from './engine/c
 export type { HoldOptions } from './options/hold-options.js';
 export { lockModeOf, type LockMode, type LockModeOptions } from './kinds/lock-mode.js';
 export { Lock, type LockJson } from './lock/lock.js';
+export type { LockHandle } from './lock/lock-handle.js';
+export type { AdoptOptions } from './engine/adopt.js';
 export { Leadership, type LeadOptions } from './leadership/leadership.js';
 export { currentLock } from './lock/lock-context.js';
 export type { LockKey } from './lock/key-template.js';

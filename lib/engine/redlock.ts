@@ -15,7 +15,7 @@ import { startRenewal } from '../lock/renewal.js';
 import { checkResources } from '../lock/resources.js';
 import { type MasterState } from '../backend/health/master-monitor.js';
 import { settleSplitVotes } from '../waiting/split-votes.js';
-import { coversRequest } from '../kinds/lock-mode.js';
+import { coversRequest, shapeOf } from '../kinds/lock-mode.js';
 import { inspectResource, type LockInspection } from '../inspect/inspect.js';
 import { startTelemetry } from '../ops/telemetry.js';
 import { traceAcquire, traceLockOperation, tracing } from '../ops/diagnostics.js';
@@ -23,7 +23,10 @@ import { acquireLock, type AttemptOptions } from './attempt-loop.js';
 import { callSpec, type AcquireOptions, type TryAcquireOptions, type UsingOptions } from './call-spec.js';
 import { EngineState } from './engine-state.js';
 import { extendLock, releaseLock, reportLoss } from './lifecycle.js';
-import { releaseHeld } from './lock-rounds.js';
+import { extendRound, releaseHeld, repairQuorum } from './lock-rounds.js';
+import { adoptLock, type AdoptOptions } from './adopt.js';
+import { handleOf } from './handle.js';
+import type { LockHandle } from '../lock/lock-handle.js';
 import { whenTrusted } from './when-trusted.js';
 
 /**
@@ -368,6 +371,45 @@ export class Redlock {
     return leadership;
   }
 
+  /**
+   * Rebuilds a `Lock` from `lock.toHandle()`, taken in this or another process on the same masters
+   * (docs/portable-handles.md). One extension round (by the handle's `ttl`) decides: its quorum is
+   * the adopted lock's validity. The lock can then `extend`, `release` and, with `autoExtend`, renew
+   * itself; the original holder's lock keeps working too. Its fencing token is the handle's.
+   *
+   * @throws RedlockConfigError naming the handle's field at fault (e.g. `handle.value`), before anything is sent.
+   * @throws LockLostError (`reason: 'lapsed'`) when the lock is no longer held.
+   * @throws LockExtensionError when too few masters answered to tell.
+   * @example
+   * const lock = await redlock.adopt(JSON.parse(message).lock, { autoExtend: true });
+   * try { await ship(lock.signal); } finally { await lock.release(); }
+   */
+  adopt(handle: LockHandle, options?: AdoptOptions): Promise<Lock> {
+    const state = this.#state;
+    return adoptLock(
+      {
+        keyPrefix: this.options.keyPrefix,
+        driftFactor: this.options.driftFactor,
+        commandTimeout: this.options.commandTimeout,
+        masters: this.masters,
+        quorum: this.quorum,
+        issuer: this,
+        closed: state.closing.signal,
+        ready: () => (state.connected ? Promise.resolve() : this.connect()),
+        useTtl: (ttl) => state.noteTtl(ttl),
+        extendRound: (lock, ttl, timeout) => extendRound(state, lock, ttl, timeout),
+        hold: (lock, round, ttl, timeout) => {
+          state.holdings.track(lock);
+          // The adoption round is an extension that won: repair the exclusive keys as after any.
+          if (shapeOf(lock) === undefined)
+            void round.settled.then(() => repairQuorum(state, lock, ttl, timeout, round.replies));
+        },
+      },
+      handle,
+      options,
+    );
+  }
+
   /** Used by `Leadership` once it has resigned. @internal */
   forgetLeadership(leadership: Leadership): void {
     this.#leaderships.delete(leadership);
@@ -389,6 +431,11 @@ export class Redlock {
   /** Used by `Lock.release()`. @internal */
   releaseLock(lock: Lock): Promise<void> {
     return traceLockOperation('release', lock, lock.ttl, () => releaseLock(this.#state, lock));
+  }
+
+  /** Used by `Lock.toHandle()`. @internal */
+  toHandle(lock: Lock): LockHandle {
+    return handleOf(lock);
   }
 
   /** Used by `Lock` when it is lost: tells the channel and the log. @internal */

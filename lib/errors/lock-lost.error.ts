@@ -4,7 +4,8 @@ import { RedlockError } from './redlock.error.js';
 /**
  * Why a lock can no longer be trusted:
  * - `not-renewed`: auto-renewal could not reach a quorum before the lock's validity ended;
- * - `lapsed`: the lock was not renewed (no auto-renewal) and its validity ran out;
+ * - `lapsed`: the lock was not renewed (no auto-renewal) and its validity ran out; also `adopt()` of a
+ *   handle whose lock the masters no longer hold;
  * - `majority-lost`: a majority of masters answered that they no longer hold it;
  * - `released`: it had been released when it was used (for example extended);
  * - `shutdown`: `close()` (Nest `app.close()`) released it;

@@ -1,6 +1,7 @@
 import { inspect, type InspectOptions } from 'node:util';
 import { LockLostError } from '../errors/lock-lost.error.js';
 import { lossMarginOf, now } from '../util/clock.js';
+import type { LockHandle } from './lock-handle.js';
 
 /** What a `Lock` needs from the `Redlock` that issued it. */
 export interface LockIssuer {
@@ -8,6 +9,8 @@ export interface LockIssuer {
   releaseLock(lock: Lock): Promise<void>;
   /** Told once when the lock is lost (for the `lost` channel and the log). */
   lockLost?(lock: Lock, reason: LockLostError): void;
+  /** The lock as plain data for `adopt()` (its kind's state included). */
+  toHandle(lock: Lock): LockHandle;
 }
 
 type LockState = 'held' | 'released' | 'lost';
@@ -194,6 +197,20 @@ export class Lock implements AsyncDisposable {
       ...(this.fencingToken === undefined ? {} : { fencingToken: this.fencingToken }),
       ...(this.#lostReason ? { lostReason: this.#lostReason.reason } : {}),
     };
+  }
+
+  /**
+   * The lock as plain, JSON-safe data, for another process to finish the work with
+   * `adopt(handle)` on the same masters (docs/portable-handles.md): resources, value, TTL, mode,
+   * permit slot and fencing token. It carries the value that proves ownership: treat it as a secret.
+   * This lock keeps working; either side may extend and release. Written whatever the lock's state:
+   * adopting the handle of a lock the masters no longer hold rejects with `LockLostError` `'lapsed'`.
+   *
+   * @example
+   * await queue.add('ship', { order: 42, lock: lock.toHandle() });
+   */
+  toHandle(): LockHandle {
+    return this.issuer.toHandle(this);
   }
 
   /** `console.log(lock)` and `util.inspect(lock)` show what `toJSON()` does. */

@@ -7,7 +7,7 @@ registerLoadedFormat();
 
 /**
  * The injectable lock service: `acquire`, `tryAcquire` and `using` over the masters configured in
- * `RedlockModule.forRoot()`. It connects at module init; on `app.close()` it stops renewals, releases
+ * `RedlockModule.forRoot()`, and `adopt` for a lock another process handed over (`lock.toHandle()`). It connects at module init; on `app.close()` it stops renewals, releases
  * the locks still held (bounded by `commandTimeout`) and closes only the connections it opened.
  *
  * @example

@@ -24,6 +24,9 @@ import {
   type ResolvedRedlockOptions,
 } from '../options/redlock-options.js';
 import type { AcquireOptions, TryAcquireOptions, UsingOptions } from '../engine/call-spec.js';
+import { checkAdoptOptions, type AdoptOptions } from '../engine/adopt.js';
+import { checkLockHandle, handleOf } from '../engine/handle.js';
+import type { LockHandle } from '../lock/lock-handle.js';
 import type { MasterOutcome } from '../errors/outcomes.js';
 
 /** Stub locks do not lapse on their own (about 12 days); tests end them with `simulateLoss()`. */
@@ -258,11 +261,43 @@ export class RedlockTestingService {
     return result;
   }
 
+  /**
+   * As `RedlockService.adopt`: a lock this stand-in holds (same value, same resources) is adopted as
+   * the same holder, and a release on either side ends it for both (the other's `extend()` then
+   * rejects with `'majority-lost'`). A handle of a lock not held rejects with `LockLostError`
+   * (`'lapsed'`); a wrong shape with `RedlockConfigError` naming the field.
+   */
+  async adopt(handle: LockHandle, options?: AdoptOptions): Promise<Lock> {
+    const { resources, value, fencingToken, ttl: handleTtl } = checkLockHandle(handle, this.options.keyPrefix);
+    const { ttl } = checkAdoptOptions(options, handleTtl);
+    const same = [...this.#held].find(
+      (l) =>
+        l.value === value && l.resources.length === resources.length && resources.every((r, i) => l.resources[i] === r),
+    );
+    if (!same) throw new LockLostError(resources, 'lapsed', 'no lock held here has this value (RedlockTestingService)');
+    const lock = Lock.create(this, resources, same.keys, value, ttl, now() + STUB_VALIDITY_MS, fencingToken);
+    const shape = shapeOf(same);
+    if (shape) setShape(lock, shape);
+    this.#held.add(lock);
+    return lock;
+  }
+
   /** Used by `Lock.extend()`. @internal */
   async extendLock(lock: Lock, ttl: number): Promise<void> {
     if (lock.lostReason) throw lock.lostReason;
     if (!lock.isHeld) throw LockLostError.released(lock.resources);
+    if (!this.#held.has(lock)) {
+      // Released by another `Lock` of the same holder (an adopted one): gone from the "masters".
+      const reason = LockLostError.majorityLost(lock.resources, STUB_MASTERS.length, STUB_MASTERS.length);
+      lock.markLost(reason);
+      throw reason;
+    }
     lock.markExtended(now() + STUB_VALIDITY_MS, ttl);
+  }
+
+  /** Used by `Lock.toHandle()`. @internal */
+  toHandle(lock: Lock): LockHandle {
+    return handleOf(lock);
   }
 
   /** Used by `Lock.release()`. @internal */
@@ -271,7 +306,8 @@ export class RedlockTestingService {
     this.#limits.delete(lock);
     clearTimeout(limits?.maxHoldTimer);
     if (!lock.markReleased()) return;
-    this.#held.delete(lock);
+    // Every `Lock` of this holder (the adopted ones) is released with it, as on the masters.
+    for (const held of [...this.#held]) if (held.value === lock.value) this.#held.delete(held);
     // minHold: the keys would lapse on the masters at that moment, not now.
     const left = (limits?.minHoldUntil ?? 0) - now();
     if (left > 0) {
@@ -296,8 +332,10 @@ export class RedlockTestingService {
     this.#limits.set(lock, { minHoldUntil: now() + hold.minHold, maxHoldTimer });
   }
 
+  /** One lock per holder: an adopted lock shares its value with the lock it was adopted from. */
   #occupying(): Lock[] {
-    return [...this.#held, ...this.#lingering.keys()];
+    const seen = new Set<string>();
+    return [...this.#held, ...this.#lingering.keys()].filter((l) => !seen.has(l.value) && !!seen.add(l.value));
   }
 
   #endLingering(): void {
