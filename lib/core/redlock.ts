@@ -61,6 +61,7 @@ import {
 } from './lock-mode.js';
 import * as shared from './shared-rounds.js';
 import { inspectResource, type LockInspection } from './inspect.js';
+import { cachedOwnerSuffix, ownerIn } from './owner.js';
 import { startTelemetry } from '../ops/telemetry.js';
 import {
   noteAttempt,
@@ -85,6 +86,8 @@ export interface AcquireOptions extends RetryOptions, LockModeOptions, HoldOptio
   autoExtend?: boolean;
   /** Issue a fencing token with this lock (`lock.fencingToken`). @default the `fencing` option */
   fencing?: boolean;
+  /** Who holds this lock, for operators (`inspect()`, the CLI); at most 256 characters, no line break. @default the `owner` option */
+  owner?: string;
 }
 
 /**
@@ -94,7 +97,7 @@ export interface AcquireOptions extends RetryOptions, LockModeOptions, HoldOptio
  * const permit = await redlock.tryAcquire(`export:${tenant}`, 60_000, { limit: 3 });
  * @publicApi
  */
-export type TryAcquireOptions = Pick<AcquireOptions, 'mode' | 'limit' | 'fencing'>;
+export type TryAcquireOptions = Pick<AcquireOptions, 'mode' | 'limit' | 'fencing' | 'owner'>;
 
 /** Per-call options of `using()`: those of `acquire()` but `autoExtend` (a `using()` lock is always renewed). */
 export type UsingOptions = Omit<AcquireOptions, 'autoExtend'>;
@@ -115,6 +118,8 @@ interface AttemptOptions {
   readonly fencing: boolean;
   /** A read lock or a permit of a counting lock; undefined for the exclusive (write) lock. */
   readonly shape?: RequestedShape;
+  /** The per-call `owner`, if any (else the `owner` option). */
+  readonly owner?: string;
 }
 
 /** An acquire attempt whose keys may be on the masters and that no lock owns yet. */
@@ -419,6 +424,7 @@ export class Redlock {
         signal: options?.signal,
         fencing: options?.fencing ?? this.options.fencing,
         shape,
+        owner: options?.owner,
       }),
     );
     let lock: Lock;
@@ -499,6 +505,7 @@ export class Redlock {
         retry: ONE_TRY,
         fencing: options?.fencing ?? this.options.fencing,
         shape,
+        owner: options?.owner,
       }).catch((error: unknown) => {
         if (error instanceof LockAcquisitionError && error.busy) return null;
         throw error;
@@ -574,6 +581,7 @@ export class Redlock {
           signal: options?.signal,
           fencing: options?.fencing ?? this.options.fencing,
           shape,
+          owner: options?.owner,
         }),
       );
       try {
@@ -648,6 +656,7 @@ export class Redlock {
     const queue = { wakeups: this.#wakeups, keys, heldHere: () => this.heldHere(keys) };
     const budget = new AttemptBudget(options.retry, queue, options.signal, this.#closing.signal);
     const { shape } = options;
+    const owned = cachedOwnerSuffix(ownerIn(this.options, options.owner)); // the value carries the owner (owner.ts)
     let writer: string | undefined; // a waiting writer's id: it holds off new readers while it waits
     // Handoff between instances (docs/handoff.md): after a first refusal, queue with a ticket on the masters.
     const queues = canQueue({ keys }, shape !== undefined) && options.retry.retryCount > 0;
@@ -657,7 +666,7 @@ export class Redlock {
     let ledger: HandoverLedger | undefined;
     const takeTicket = (): HandoffTicket => {
       // Not fenced: the release may hand the key straight to this ticket's value (docs/handoff.md §3).
-      const random = randomBytes(16).toString('base64url');
+      const random = randomBytes(16).toString('base64url') + owned;
       const handover = counters ? undefined : { value: handoverValue(budget.remoteId, budget.arrival, random), ttl };
       if (handover) ledger = new HandoverLedger();
       return { id: budget.remoteId, score: budget.arrival, lease: 0, claim: 0, handover };
@@ -697,7 +706,7 @@ export class Redlock {
         await budget.nextAttempt();
         const handed = handedOver();
         if (handed) return handed;
-        const value = ticket?.handover?.value ?? randomBytes(16).toString('base64url');
+        const value = ticket?.handover?.value ?? randomBytes(16).toString('base64url') + owned;
         if (ticket) {
           ticket.lease = this.ticketLease(options.retry, context.timeout);
           // A waiter that did not hear back in time from a quorum in its last round claims nothing
