@@ -39,4 +39,5 @@ export type {
   PermitsInspection,
   SharedHolderInspection,
 } from './core/inspect.js';
+export type { RevokeOptions, RevokeResult } from './core/revoke.js';
 export type { AcquireContext, AcquireOutcome, LockLostMessage, LockOperationContext } from './ops/diagnostics.js';

@@ -63,8 +63,13 @@ function ms(name: string, text: string, min: number): number {
   return n;
 }
 
-/** A `--nodes` entry as a `nodes` entry of the library, which opens (and reconnects) it. */
-function redlockNodeOf(entry: NodeEntry): RedlockNode {
+/**
+ * A `--nodes` entry as a `nodes` entry of the library, which opens (and reconnects) it.
+ *
+ * @example
+ * new Redlock({ nodes: parseNodeList(text).map(redlockNodeOf) });
+ */
+export function redlockNodeOf(entry: NodeEntry): RedlockNode {
   if (entry.kind === 'master') return entry.url;
   return {
     cluster: [...entry.startup],

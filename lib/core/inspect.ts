@@ -372,7 +372,12 @@ async function readHolding(master: Master, keys: InspectKeys, timeoutMs: number)
         const holder = replyAt(replies, 2 * i, true) as string | null;
         const left = replyAt(replies, 2 * i + 1) as number;
         const taken = holder !== null && left > 0;
-        permits.push({ slot: i, holder: taken ? holder : null, ...(taken ? ownerField(holder) : {}), pttl: taken ? left : null });
+        permits.push({
+          slot: i,
+          holder: taken ? holder : null,
+          ...(taken ? ownerField(holder) : {}),
+          pttl: taken ? left : null,
+        });
       }
     }
     const present = kind === 'string' && value !== null && pttl > 0;

@@ -34,7 +34,10 @@ export function defaultOwner(): string {
  */
 export function checkOwner(value: unknown, option = 'owner'): string {
   if (typeof value !== 'string')
-    throw new RedlockConfigError(option, `\`${option}\` must be a string; got ${value === null ? 'null' : typeof value}.`);
+    throw new RedlockConfigError(
+      option,
+      `\`${option}\` must be a string; got ${value === null ? 'null' : typeof value}.`,
+    );
   if (value.length > MAX_OWNER_LENGTH || /[\r\n]/.test(value))
     throw new RedlockConfigError(
       option,

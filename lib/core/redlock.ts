@@ -62,6 +62,8 @@ import {
 import * as shared from './shared-rounds.js';
 import { inspectResource, type LockInspection } from './inspect.js';
 import { cachedOwnerSuffix, ownerIn } from './owner.js';
+import { Revocations } from './revocations.js';
+import { checkRevokeOptions, revokeHolders, type RevokeOptions, type RevokeResult } from './revoke.js';
 import { startTelemetry } from '../ops/telemetry.js';
 import {
   noteAttempt,
@@ -200,6 +202,8 @@ export class Redlock {
   /** Campaigns still running: close() resigns them before it releases anything else. */
   readonly #leaderships = new Set<Leadership>();
   readonly #wakeups: Wakeups;
+  /** Hears revocations of the locks held here (revocations.ts). */
+  readonly #revocations: Revocations;
   readonly #guard: RestartGuard | undefined;
   readonly #monitor: MasterMonitor;
   readonly #logger: Required<RedlockLogger>;
@@ -225,6 +229,13 @@ export class Redlock {
           `${this.#masters[i].label}: INFO is refused on the subscriber connection, so its handover messages are ignored and waiters there wait for their retryDelay (allow INFO to this user)`,
         );
       },
+    );
+    this.#revocations = new Revocations(
+      this.#masters,
+      this.#wakeups,
+      () => this.#held,
+      (lock, why) => this.lockRevoked(lock, why),
+      this.options.wakeOnRelease,
     );
     this.#largestTtl = this.options.ttl;
     const guard = this.options.restartGuard;
@@ -284,6 +295,37 @@ export class Redlock {
         fencing,
       );
     return this.#connected ? read() : this.connect().then(read); // used before connect(): connect first
+  }
+
+  /**
+   * Removes the current holders of `resource` on every master, whoever they are: the exclusive
+   * holder, or every reader of a read lock and every permit holder of a counting lock. The holder's
+   * instance, when connected, aborts that lock's `signal` with `LockLostError` (reason `'revoked'`,
+   * with `reason` as detail) within a round trip; waiters move on as after a release. For operators:
+   * the holder's work is then no longer under mutual exclusion. See docs/owner-and-revoke.md.
+   *
+   * @returns `revoked` (a holder held on a quorum was removed), `holder` (its value) and `owner`.
+   * @throws RedlockConfigError for a bad `reason`; LockKeyError for an empty resource.
+   * @example
+   * const { revoked, owner } = await redlock.revoke('nightly-report', { reason: 'stuck since 02:00' });
+   */
+  async revoke(resource: string, options?: RevokeOptions): Promise<RevokeResult> {
+    const [name] = checkResources(resource, 'resource');
+    const reason = checkRevokeOptions(options);
+    if (this.#closing.signal.aborted) throw new RedlockClosedError();
+    const view = await this.inspect(name);
+    return revokeHolders(
+      { masters: this.#masters, quorum: this.quorum, timeout: this.options.commandTimeout },
+      view,
+      reason,
+    );
+  }
+
+  /** A lock held here was revoked: lost at once, and this process's waiters for its keys move on. */
+  private lockRevoked(lock: Lock, why: string): void {
+    lock.markLost(LockLostError.revoked(lock.resources, why));
+    this.untrack(lock);
+    for (const key of lock.keys) this.#wakeups.released(key, lock.value);
   }
 
   /**
@@ -987,6 +1029,7 @@ export class Redlock {
 
   private track(lock: Lock): void {
     this.#held.add(lock);
+    this.#revocations.holding();
     this.watchLapse(lock);
     if (shapeOf(lock)) return; // shared: holders here do not stop waiters here from polling
     for (const key of lock.keys) this.#heldKeys.set(key, lock);
@@ -1011,6 +1054,7 @@ export class Redlock {
 
   private untrack(lock: Lock): void {
     this.#held.delete(lock);
+    if (this.#held.size === 0) this.#revocations.idle();
     for (const key of lock.keys) if (this.#heldKeys.get(key) === lock) this.#heldKeys.delete(key);
     clearTimeout(this.#lapseTimers.get(lock));
     this.#lapseTimers.delete(lock);
@@ -1220,6 +1264,7 @@ export class Redlock {
       }),
       ...this.#cleanups,
     ]);
+    this.#revocations.close();
     this.#wakeups.close();
     this.#monitor.dispose();
     void this.#telemetry?.then((stop) => stop());

@@ -7,7 +7,8 @@ describe('owner: who holds a lock, stored with it on the masters (3 masters)', (
   const set = useMasters(3);
 
   /** Every key on every master: a refused call leaves nothing. */
-  const keysOnMasters = (): Promise<string[][]> => Promise.all(set.clients.map(async (c) => (await c.keys('*')).sort()));
+  const keysOnMasters = (): Promise<string[][]> =>
+    Promise.all(set.clients.map(async (c) => (await c.keys('*')).sort()));
 
   it('defaults to <hostname>:<pid>, on the view and on each master entry', async () => {
     const redlock = await set.redlock();
@@ -81,7 +82,12 @@ describe('owner: who holds a lock, stored with it on the masters (3 masters)', (
     expect(permits.permits!.slots.map((s) => s.owner).sort()).toEqual(['permit-a', 'permit-b']);
     expect(['permit-a', 'permit-b']).toContain(permits.owner);
     for (const m of permits.masters)
-      expect(m.permits!.filter((p) => p.holder !== null).map((p) => p.owner).sort()).toEqual(['permit-a', 'permit-b']);
+      expect(
+        m
+          .permits!.filter((p) => p.holder !== null)
+          .map((p) => p.owner)
+          .sort(),
+      ).toEqual(['permit-a', 'permit-b']);
     await Promise.all([p1.release(), p2.release()]);
   });
 
@@ -103,23 +109,26 @@ describe('owner: who holds a lock, stored with it on the masters (3 masters)', (
     ['with a newline', 'two\nlines'],
     ['with a carriage return', 'two\rlines'],
     ['not a string', 42],
-  ])('an owner %s is refused with RedlockConfigError naming owner, leaving nothing on the masters', async (_, owner) => {
-    expect(() => new Redlock({ nodes: set.urls, owner: owner as string })).toThrow(RedlockConfigError);
-    expect(() => new Redlock({ nodes: set.urls, owner: owner as string })).toThrow(/`owner`/);
-    const redlock = await set.redlock();
-    const resource = resourceName('owner-refused');
-    const before = await keysOnMasters();
-    for (const call of [
-      () => redlock.acquire(resource, 5_000, { owner: owner as string }),
-      () => redlock.tryAcquire(resource, 5_000, { owner: owner as string }),
-      () => redlock.using(resource, 5_000, async () => 1, { owner: owner as string }),
-    ]) {
-      const error = await rejectionOf(call());
-      expect(error).toBeInstanceOf(RedlockConfigError);
-      expect((error as RedlockConfigError).option).toBe('owner');
-    }
-    expect(await keysOnMasters()).toEqual(before);
-  });
+  ])(
+    'an owner %s is refused with RedlockConfigError naming owner, leaving nothing on the masters',
+    async (_, owner) => {
+      expect(() => new Redlock({ nodes: set.urls, owner: owner as string })).toThrow(RedlockConfigError);
+      expect(() => new Redlock({ nodes: set.urls, owner: owner as string })).toThrow(/`owner`/);
+      const redlock = await set.redlock();
+      const resource = resourceName('owner-refused');
+      const before = await keysOnMasters();
+      for (const call of [
+        () => redlock.acquire(resource, 5_000, { owner: owner as string }),
+        () => redlock.tryAcquire(resource, 5_000, { owner: owner as string }),
+        () => redlock.using(resource, 5_000, async () => 1, { owner: owner as string }),
+      ]) {
+        const error = await rejectionOf(call());
+        expect(error).toBeInstanceOf(RedlockConfigError);
+        expect((error as RedlockConfigError).option).toBe('owner');
+      }
+      expect(await keysOnMasters()).toEqual(before);
+    },
+  );
 
   it('accepts exactly 256 characters', async () => {
     const redlock = await set.redlock({ owner: 'y'.repeat(256) });
