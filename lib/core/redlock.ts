@@ -236,6 +236,7 @@ export class Redlock {
       () => this.#held,
       (lock, why) => this.lockRevoked(lock, why),
       this.options.wakeOnRelease,
+      this.options.commandTimeout,
     );
     this.#largestTtl = this.options.ttl;
     const guard = this.options.restartGuard;
@@ -1094,13 +1095,19 @@ export class Redlock {
     }
     const refused = round.outcomes.filter((o) => o?.status === 'refused').length;
     if (refused > this.#masters.length - this.quorum || !lock.isHeld) {
-      const reason =
+      let reason =
         refused > this.#masters.length - this.quorum
           ? LockLostError.majorityLost(lock.resources, refused, this.#masters.length)
           : LockLostError.notRenewed(lock.resources);
+      if (reason.reason === 'majority-lost') {
+        // Taken away by an operator while this instance did not hear it? The masters' tombstones say (revocations.ts).
+        const why = await this.#revocations.revokedWhy(lock, timeout);
+        if (why !== undefined) reason = LockLostError.revoked(lock.resources, why);
+      }
       lock.markLost(reason);
       this.untrack(lock);
-      throw reason;
+      const lost = lock.lostReason as LockLostError | undefined; // a revocation heard meanwhile wins
+      throw lost?.reason === 'revoked' ? lost : reason;
     }
     throw LockExtensionError.of(lock.resources, settledOutcomes(round.outcomes, this.#masters), lock.validity);
   }

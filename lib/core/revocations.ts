@@ -41,6 +41,8 @@ export class Revocations {
     private readonly revoked: (lock: Lock, reason: string) => void,
     /** False: no pub/sub (`wakeOnRelease: false`), so nothing is followed. */
     private readonly enabled: boolean,
+    /** The per-master bound on a tombstone read, ms (`commandTimeout`). */
+    private readonly timeoutMs: number,
   ) {}
 
   /** A lock is held now: follow the channel (once), or keep following it. */
@@ -91,14 +93,29 @@ export class Revocations {
   private async checkTombstones(locks: readonly Lock[]): Promise<void> {
     await Promise.all(
       locks.map(async (lock) => {
-        const reasons = await Promise.all(
-          this.masters.flatMap((m) =>
-            lock.keys.map((key) => m.client.hget(tombstoneKeyOf(m, key), lock.value).catch((): string | null => null)),
-          ),
-        );
-        const reason = reasons.find((r): r is string => typeof r === 'string');
+        const reason = await this.revokedWhy(lock, this.timeoutMs);
         if (reason !== undefined && lock.isHeld) this.revoked(lock, reason);
       }),
     );
+  }
+
+  /**
+   * The reason `lock` was revoked with, as some master's tombstone records it, or undefined when no
+   * master (answering within `timeoutMs`) recorded a revocation of it. Off the plain path: asked
+   * only when a majority refused to extend a lock (so a lock revoked while its instance did not
+   * listen is still lost as `'revoked'`), and for the locks taken before the channel was followed.
+   */
+  async revokedWhy(lock: Lock, timeoutMs: number): Promise<string | undefined> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), timeoutMs)));
+    const reasons = await Promise.all(
+      this.masters.flatMap((m) =>
+        lock.keys.map((key) =>
+          Promise.race([m.client.hget(tombstoneKeyOf(m, key), lock.value).catch((): string | null => null), late]),
+        ),
+      ),
+    );
+    clearTimeout(timer);
+    return reasons.find((r): r is string => typeof r === 'string');
   }
 }

@@ -68,6 +68,17 @@ describe('revoke(): remove the current holder whoever it is (3 masters)', () => 
     expect(await waitFor(async () => (await followers()).every((n, i) => n === base[i]), 6_000)).toBe(true);
   });
 
+  it('without pub/sub (wakeOnRelease: false) the holder finds the revocation at its next renewal, still as revoked', async () => {
+    const holder = await set.redlock({ wakeOnRelease: false });
+    const operator = await set.redlock();
+    const resource = resourceName('revoke-no-pubsub');
+    const lock = await holder.acquire(resource, 900, { autoExtend: true }); // renewed every 300 ms
+    await operator.revoke(resource, { reason: 'quiet' });
+    expect(await waitFor(() => lock.signal.aborted, 5_000)).toBe(true);
+    expect((lock.signal.reason as LockLostError).reason).toBe('revoked');
+    expect((lock.signal.reason as LockLostError).message).toContain('quiet');
+  });
+
   it('resolves revoked false with holder and owner null when nothing is held, writing nothing', async () => {
     const operator = await set.redlock();
     const resource = resourceName('revoke-free');
