@@ -43,7 +43,12 @@ describe('CLI: owner in run and inspect, release --force (built bin, real master
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   /** A child that marks it started, then waits (until killed). */
-  const waiting = (started: string): string[] => ['--', 'sh', '-c', `touch ${started}; while true; do sleep 0.05; done`];
+  const waiting = (started: string): string[] => [
+    '--',
+    'sh',
+    '-c',
+    `touch ${started}; while true; do sleep 0.05; done`,
+  ];
 
   it('run --owner stores the owner: inspect shows it, and a busy run exits 75 naming it; release --force exits 0 and the run ends 1 (revoked)', async () => {
     const resource = resourceName('cli-owner');
@@ -83,9 +88,7 @@ describe('CLI: owner in run and inspect, release --force (built bin, real master
     const end = await holder;
     expect(end.code).toBe(1);
     expect(end.stderr).toMatch(/revoked/);
-    expect((await Promise.all(set.clients.map((c) => c.exists(`lock:${resource}`)))).every((n) => n === 0)).toBe(
-      true,
-    );
+    expect((await Promise.all(set.clients.map((c) => c.exists(`lock:${resource}`)))).every((n) => n === 0)).toBe(true);
   });
 
   it('release --force exits 1 when nothing is held; without --force it is a usage error (2) and removes nothing', async () => {
