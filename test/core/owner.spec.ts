@@ -41,6 +41,18 @@ describe('owner: who holds a lock, stored with it on the masters (3 masters)', (
     expect(seen).toBe('worker 3');
   });
 
+  it('lead() takes an owner per campaign', async () => {
+    const redlock = await set.redlock({ owner: 'module-wide' });
+    const resource = resourceName('owner-lead');
+    const leadership = redlock.lead(resource, { ttl: 2_000, owner: 'poller on web-2' });
+    try {
+      expect(await waitFor(() => leadership.isLeader, 5_000)).toBe(true);
+      expect((await redlock.inspect(resource)).owner).toBe('poller on web-2');
+    } finally {
+      await leadership.resign();
+    }
+  });
+
   it('is carried by a handed-over lock: a queued waiter gets the key with its own owner', async () => {
     const holder = await set.redlock({ owner: 'first' });
     const waiter = await set.redlock({ owner: 'second', retryDelay: 2_000, retryJitter: 0 });
