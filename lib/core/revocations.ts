@@ -53,11 +53,11 @@ export class Revocations {
     if (this.#following) return;
     this.#following = true;
     const generation = ++this.#generation;
-    const heldBefore = [...this.held()];
     void this.wakeups
       .follow(REVOCATION_CHANNEL, (_, message) => this.heard(message))
       .then(() => {
-        if (generation === this.#generation) void this.checkTombstones(heldBefore);
+        // Every lock held now was taken before the channel was surely followed (or just after: harmless).
+        if (generation === this.#generation) void this.checkTombstones([...this.held()]);
       });
   }
 
