@@ -1101,7 +1101,8 @@ export class Redlock {
           : LockLostError.notRenewed(lock.resources);
       if (reason.reason === 'majority-lost') {
         // Taken away by an operator while this instance did not hear it? The masters' tombstones say (revocations.ts).
-        const why = await this.#revocations.revokedWhy(lock, timeout);
+        // Only the masters that just refused: they answer, so the loss is not held up by a hung one.
+        const why = await this.#revocations.revokedWhy(lock, timeout, (i) => round.outcomes[i]?.status === 'refused');
         if (why !== undefined) reason = LockLostError.revoked(lock.resources, why);
       }
       lock.markLost(reason);

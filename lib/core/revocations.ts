@@ -101,19 +101,25 @@ export class Revocations {
 
   /**
    * The reason `lock` was revoked with, as some master's tombstone records it, or undefined when no
-   * master (answering within `timeoutMs`) recorded a revocation of it. Off the plain path: asked
+   * master asked (`asking`, by index; answering within `timeoutMs`) recorded a revocation of it. Off the plain path: asked
    * only when a majority refused to extend a lock (so a lock revoked while its instance did not
    * listen is still lost as `'revoked'`), and for the locks taken before the channel was followed.
    */
-  async revokedWhy(lock: Lock, timeoutMs: number): Promise<string | undefined> {
+  async revokedWhy(
+    lock: Lock,
+    timeoutMs: number,
+    asking: (index: number) => boolean = () => true,
+  ): Promise<string | undefined> {
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), timeoutMs)));
     const reasons = await Promise.all(
-      this.masters.flatMap((m) =>
-        lock.keys.map((key) =>
-          Promise.race([m.client.hget(tombstoneKeyOf(m, key), lock.value).catch((): string | null => null), late]),
+      this.masters
+        .filter((_, i) => asking(i))
+        .flatMap((m) =>
+          lock.keys.map((key) =>
+            Promise.race([m.client.hget(tombstoneKeyOf(m, key), lock.value).catch((): string | null => null), late]),
+          ),
         ),
-      ),
     );
     clearTimeout(timer);
     return reasons.find((r): r is string => typeof r === 'string');
