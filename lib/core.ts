@@ -41,4 +41,5 @@ export type {
   PermitsInspection,
   SharedHolderInspection,
 } from './inspect/inspect.js';
+export type { RevokeOptions, RevokeResult } from './engine/revoke.js';
 export type { AcquireContext, AcquireOutcome, LockLostMessage, LockOperationContext } from './ops/diagnostics.js';

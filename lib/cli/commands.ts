@@ -10,12 +10,14 @@ import { redact, redactUrl } from '../util/redact.js';
 import { quorumOf } from '../errors/outcomes.js';
 import { parseNodeList, type ClusterEntry, type MasterEntry } from './node-list.js';
 import { RUN_OPTIONS, runUnderLock } from './run-command.js';
+import { RELEASE_OPTIONS, releaseForced } from './release-command.js';
 import { UsageError } from './usage-error.js';
 
 const USAGE = `Usage:
   nestjs-quorum-lock inspect --nodes redis://a:6379,redis://b:6379,redis://c:6379 [--prefix lock:] [--fencing-prefix fence:] [--json] [--limit 1000] [pattern]
   nestjs-quorum-lock masters --nodes redis://a:6379,redis://b:6379,redis://c:6379 [--ttl 10000] [--json]
   nestjs-quorum-lock run --nodes redis://a:6379,redis://b:6379,redis://c:6379 --resource R [--ttl 10000] [--wait] [--wait-timeout ms] [--owner text] [--grace 5000] [--prefix lock:] -- <command> [args…]
+  nestjs-quorum-lock release <resource> --force --nodes redis://a:6379,redis://b:6379,redis://c:6379 [--reason text] [--prefix lock:]
 
 --nodes  comma-separated nodes, each one vote: a master's redis:// URL, or a whole Redis Cluster as
          cluster:<startup node>+<startup node>+... (each a redis:// URL or host:port), e.g.
@@ -31,7 +33,11 @@ run      acquires the lock R (key <prefix>R), runs the command with inherited st
          for a busy lock (up to --wait-timeout ms, which implies --wait); without it a busy lock
          exits 75. When the lock is lost the command gets SIGTERM, then SIGKILL after --grace ms
          (default 5000), and run exits 1. SIGINT, SIGTERM and SIGHUP are passed on to the command.
-         --owner (at most 256 characters, one line) names the holder.
+         --owner (at most 256 characters, one line) names the holder, shown by inspect and
+         in the message of a run refused with 75 (default <hostname>:<pid>).
+release  with --force: revokes the lock on <resource> whoever holds it. Its keys are removed on
+         every master (every reader or permit holder too); the holder's process sees its lock
+         lost (reason revoked, with --reason as detail) and the next waiter gets it.
 inspect and masters are read-only: they write nothing. Passwords in URLs are never printed.
 
 Exit codes: 0 ok; 1 fewer than a quorum of masters reachable (inspect) or counting for locks
@@ -39,7 +45,8 @@ Exit codes: 0 ok; 1 fewer than a quorum of masters reachable (inspect) or counti
 an earlier node); 2 bad usage.
 run: the command's exit code (128 + signo when a signal killed it); 75 the lock is held elsewhere
 (without --wait, or past --wait-timeout); 1 the lock was lost while the command ran, or no quorum
-of masters; 2 bad usage; 127 the command was not found.`;
+of masters; 2 bad usage; 127 the command was not found.
+release --force: 0 a holder was removed; 1 nothing was held (or too few masters answered); 2 bad usage.`;
 
 /** A node given on the command line (a master, or a whole cluster: one vote): its printable label and a client. */
 interface Node {
@@ -157,6 +164,10 @@ function table(rows: string[][]): string {
 const short = (value: string | null): string =>
   value === null ? '-' : value.length > 8 ? `${value.slice(0, 8)}…` : value;
 
+/** The OWNER column: the holder's `owner` option, cut to 32 characters (`--json` has it whole); '-' when none. */
+const ownerCell = (owner: string | null | undefined): string =>
+  owner === null || owner === undefined || owner === '' ? '-' : owner.length > 32 ? `${owner.slice(0, 32)}…` : owner;
+
 function formatMs(ms: number): string {
   if (ms < 1_000) return `${Math.round(ms)} ms`;
   if (ms < 120_000) return `${(ms / 1_000).toFixed(1)} s`;
@@ -189,6 +200,7 @@ export async function runCli(argv: readonly string[], out: Output, err: Output =
         json: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
         ...RUN_OPTIONS,
+        ...RELEASE_OPTIONS,
       },
       tokens: true,
     });
@@ -217,6 +229,18 @@ export async function runCli(argv: readonly string[], out: Output, err: Output =
         },
         err,
       );
+    } catch (e) {
+      if (!(e instanceof UsageError)) throw e;
+      err.write(`nestjs-quorum-lock: ${redactUrl(e.message)}\n\n${USAGE}\n`);
+      return 2;
+    }
+  if (command === 'release' || Object.keys(RELEASE_OPTIONS).some((name) => name in values))
+    try {
+      if (command !== 'release')
+        throw new UsageError(
+          `--${Object.keys(RELEASE_OPTIONS).find((name) => name in values)} is an option of release only`,
+        );
+      return await releaseForced({ ...values, positionals: positionals.slice(1) }, out, err);
     } catch (e) {
       if (!(e instanceof UsageError)) throw e;
       err.write(`nestjs-quorum-lock: ${redactUrl(e.message)}\n\n${USAGE}\n`);
@@ -354,7 +378,7 @@ async function inspect(
     out.write(`${header}No locks held under ${JSON.stringify(prefix + pattern)}.\n`);
     return;
   }
-  const rows = [['RESOURCE', 'STATE', 'AGREE', 'VALID FOR', 'FENCE', 'HOLDER', ...nodes.map((n) => n.label)]];
+  const rows = [['RESOURCE', 'STATE', 'AGREE', 'VALID FOR', 'FENCE', 'HOLDER', 'OWNER', ...nodes.map((n) => n.label)]];
   const fence = (v: LockInspection): string => (v.fencingCounter === undefined ? '-' : String(v.fencingCounter));
   const cell = (m: MasterHolding, holder: string | null, pttl: number | null | undefined, expected: string): string =>
     m.error
@@ -371,6 +395,7 @@ async function inspect(
       r.held ? formatMs(r.validity) : '-',
       fence(v),
       short(r.value),
+      ownerCell(r.owner),
       ...v.masters.map((m) => {
         const mine = m.readers?.find((x) => x.value === r.value);
         return cell(m, mine ? mine.value : null, mine?.pttl, r.value);
@@ -383,6 +408,7 @@ async function inspect(
       s.held ? formatMs(s.validity) : '-',
       fence(v),
       short(s.value),
+      ownerCell(s.owner),
       ...v.masters.map((m) => {
         const p = m.permits?.find((x) => x.slot === s.slot);
         return cell(m, p?.holder ?? null, p?.pttl, s.value);
@@ -412,6 +438,7 @@ async function inspect(
         v.held ? formatMs(v.validity) : '-',
         fence(v),
         short(v.holder),
+        ownerCell(v.holder === null ? null : v.owner),
         ...v.masters.map((m) => cell(m, m.holder, m.pttl, v.holder ?? '')),
       ],
       ...shared,

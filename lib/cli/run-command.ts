@@ -63,8 +63,13 @@ function ms(name: string, text: string, min: number): number {
   return n;
 }
 
-/** A `--nodes` entry as a `nodes` entry of the library, which opens (and reconnects) it. */
-function redlockNodeOf(entry: NodeEntry): RedlockNode {
+/**
+ * A `--nodes` entry as a `nodes` entry of the library, which opens (and reconnects) it.
+ *
+ * @example
+ * new Redlock({ nodes: parseNodeList(text).map(redlockNodeOf) });
+ */
+export function redlockNodeOf(entry: NodeEntry): RedlockNode {
   if (entry.kind === 'master') return entry.url;
   return {
     cluster: [...entry.startup],
@@ -135,6 +140,11 @@ export async function runUnderLock(args: RunArguments, err: Output): Promise<num
   const plan = planOf(args);
   const secrets = plan.entries.flatMap((e) => e.secrets).sort((a, b) => b.length - a.length);
   const say = (text: string): void => void err.write(`nestjs-quorum-lock: ${redact(text, secrets)}\n`);
+  // Who holds a busy lock: its owner is shown as is (an owner such as `cron@host-7` is no URL to scrub).
+  const sayHeld = async (rest: string): Promise<void> =>
+    void err.write(
+      `nestjs-quorum-lock: ${redact(JSON.stringify(plan.resource), secrets)} ${await holderOf(redlock, plan.resource)}${redact(rest, secrets)}\n`,
+    );
   let redlock: Redlock;
   try {
     redlock = new Redlock({
@@ -178,16 +188,14 @@ export async function runUnderLock(args: RunArguments, err: Output): Promise<num
     } catch (e) {
       if (received) return 128 + constants.signals[received];
       if (e instanceof LockAcquisitionError && e.busy) {
-        say(
-          `${JSON.stringify(plan.resource)} ${await holderOf(redlock, plan.resource)}; gave up after --wait-timeout.`,
-        );
+        await sayHeld('; gave up after --wait-timeout.');
         return EXIT_BUSY;
       }
       say(`could not lock ${JSON.stringify(plan.resource)}: ${e instanceof Error ? e.message : String(e)}`);
       return EXIT_FAILED;
     }
     if (!lock) {
-      say(`${JSON.stringify(plan.resource)} ${await holderOf(redlock, plan.resource)}; not run (--wait waits for it).`);
+      await sayHeld('; not run (--wait waits for it).');
       return EXIT_BUSY;
     }
     const code = await supervise(lock, plan, say, (f) => (forward = f));

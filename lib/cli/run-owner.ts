@@ -20,25 +20,26 @@ export function checkOwnerArgument(owner: string): string {
 }
 
 /**
- * The acquire options that carry `--owner` to the masters. The core has no `owner` option yet, so
- * the text is checked and not stored; once it has one, this returns `{ owner }`.
+ * The acquire options that carry `--owner` to the masters: `{ owner }`, or nothing (the library's
+ * default owner, `<hostname>:<pid>`).
  *
  * @example
  * await redlock.acquire(resource, ttl, { autoExtend: true, ...ownerLockOptions(owner) });
  */
-export function ownerLockOptions(_owner: string | undefined): Record<string, never> {
-  return {};
+export function ownerLockOptions(owner: string | undefined): { owner?: string } {
+  return owner === undefined ? {} : { owner };
 }
 
 /**
- * Who holds a busy lock, as far as the masters tell: for now how long the quorum keeps it at least
- * (the holder's value is random and says nothing to an operator); the holder's owner once locks
- * carry one.
+ * Who holds a busy lock, as far as the masters tell: its owner (the holder's `owner` option or
+ * `--owner`), and how long the quorum keeps it at least.
  *
  * @example
- * err.write(`orders ${describeHolder(await redlock.inspect('orders'))}\n`); // "is held by another process, for at least 8.1 s more"
+ * err.write(`orders ${describeHolder(await redlock.inspect('orders'))}\n`); // 'is held by "cron@host-7", for at least 8.1 s more'
  */
 export function describeHolder(view: LockInspection | undefined): string {
-  if (view === undefined || !view.held) return 'is held by another process';
-  return `is held by another process, for at least ${(view.validity / 1_000).toFixed(1)} s more`;
+  if (view === undefined || view.holder === null) return 'is held by another process';
+  const who = view.owner === null ? 'another process' : JSON.stringify(view.owner);
+  if (!view.held) return `is held by ${who}`;
+  return `is held by ${who}, for at least ${(view.validity / 1_000).toFixed(1)} s more`;
 }

@@ -25,6 +25,8 @@ export interface LockedOptions extends RetryOptions, LockModeOptions, HoldOption
   ttl?: number;
   /** Issue a fencing token (`currentLock()!.fencingToken` inside the method). @default the module's `fencing` */
   fencing?: boolean;
+  /** Who holds the lock, for operators (`inspect()`, the CLI). @default the module's `owner` */
+  owner?: string;
 }
 
 /** The hidden property through which `RedlockService` is injected into decorated classes. */

@@ -19,6 +19,7 @@ import * as shared from '../kinds/shared-rounds.js';
 import { Lock, type LockIssuer } from '../lock/lock.js';
 import { checkFencingPrefix, type ResolvedRetryOptions } from '../options/redlock-options.js';
 import { noteAttempt } from '../ops/diagnostics.js';
+import { cachedOwnerSuffix, ownerIn } from '../options/owner.js';
 import type { VoteRound } from '../quorum/vote-round.js';
 import { commandTimeoutFor, now, validUntilOf } from '../util/clock.js';
 import { AttemptBudget, OUT_OF_TIME } from '../waiting/attempt-budget.js';
@@ -36,6 +37,8 @@ export interface AttemptOptions {
   readonly fencing: boolean;
   /** A read lock or a permit of a counting lock; undefined for the exclusive (write) lock. */
   readonly shape?: RequestedShape;
+  /** The per-call `owner`, if any (else the `owner` option). */
+  readonly owner?: string;
 }
 
 /** Split votes in a row retried at once (after a short random pause) before the normal retry delay. */
@@ -75,6 +78,8 @@ class Acquisition {
   #splits = 0;
   #won = false;
   #lastRound: VoteRound | undefined;
+  /** The end of every value this acquisition writes: the owner rides in the value (options/owner.ts). */
+  readonly #owned: string;
 
   constructor(
     private readonly state: EngineState,
@@ -88,6 +93,7 @@ class Acquisition {
     if (options.fencing && !state.options.fencing) checkFencingPrefix(keyPrefix, fencingPrefix);
     this.#counters = options.fencing ? resources.map((r) => fencingPrefix + r) : undefined;
     state.noteTtl(ttl);
+    this.#owned = cachedOwnerSuffix(ownerIn(state.options, options.owner));
     this.#context = state.roundContext(commandTimeoutFor(ttl, state.options.commandTimeout));
     const keys = this.#keys;
     const queue = { wakeups: state.wakeups, keys, heldHere: () => state.holdings.heldHere(keys) };
@@ -117,7 +123,7 @@ class Acquisition {
   /** One attempt: the lock when it was won (or handed over meanwhile), else undefined to try again. */
   private async attempt(): Promise<Lock | undefined> {
     const ticket = this.#ticket;
-    const value = ticket?.handover?.value ?? randomBytes(16).toString('base64url');
+    const value = ticket?.handover?.value ?? randomBytes(16).toString('base64url') + this.#owned;
     if (ticket) {
       ticket.lease = ticketLease(this.options.retry, this.#context.timeout);
       // A waiter that did not hear back in time from a quorum in its last round claims nothing
@@ -267,7 +273,7 @@ class Acquisition {
   private takeTicket(): void {
     const budget = this.#budget;
     // Not fenced: the release may hand the key straight to this ticket's value (docs/handoff.md §3).
-    const random = randomBytes(16).toString('base64url');
+    const random = randomBytes(16).toString('base64url') + this.#owned;
     const handover = this.#counters
       ? undefined
       : { value: handoverValue(budget.remoteId, budget.arrival, random), ttl: this.ttl };

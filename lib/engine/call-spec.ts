@@ -25,6 +25,8 @@ export interface AcquireOptions extends RetryOptions, LockModeOptions, HoldOptio
   autoExtend?: boolean;
   /** Issue a fencing token with this lock (`lock.fencingToken`). @default the `fencing` option */
   fencing?: boolean;
+  /** Who holds this lock, for operators (`inspect()`, the CLI); at most 256 characters, no line break. @default the `owner` option */
+  owner?: string;
 }
 
 /**
@@ -34,7 +36,7 @@ export interface AcquireOptions extends RetryOptions, LockModeOptions, HoldOptio
  * const permit = await redlock.tryAcquire(`export:${tenant}`, 60_000, { limit: 3 });
  * @publicApi
  */
-export type TryAcquireOptions = Pick<AcquireOptions, 'mode' | 'limit' | 'fencing'>;
+export type TryAcquireOptions = Pick<AcquireOptions, 'mode' | 'limit' | 'fencing' | 'owner'>;
 
 /** Per-call options of `using()`: those of `acquire()` but `autoExtend` (a `using()` lock is always renewed). */
 export type UsingOptions = Omit<AcquireOptions, 'autoExtend'>;
@@ -84,6 +86,12 @@ export function callSpec(
   const overrides = hold.skip && options?.retryCount === undefined ? { ...options, retryCount: 0 } : options;
   const retry = call === 'tryAcquire' ? ONE_TRY : resolveRetryOptions(defaults, overrides);
   const fencing = options?.fencing ?? defaults.fencing;
-  const attempt = { retry, fencing, shape, ...(call === 'tryAcquire' ? {} : { signal: options?.signal }) };
+  const attempt = {
+    retry,
+    fencing,
+    shape,
+    owner: options?.owner,
+    ...(call === 'tryAcquire' ? {} : { signal: options?.signal }),
+  };
   return { names, ttl: lockTtl, hold, attempt };
 }

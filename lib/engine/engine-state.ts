@@ -12,6 +12,8 @@ import { Wakeups } from '../waiting/wakeups.js';
 import type { Lock } from '../lock/lock.js';
 import { Holdings } from './holdings.js';
 import { Attempts } from './in-flight.js';
+import { Revocations } from './revocations.js';
+import { LockLostError } from '../errors/lock-lost.error.js';
 
 /**
  * What one `Redlock` instance knows and owns, shared by its parts: the masters and who counts
@@ -33,7 +35,9 @@ export class EngineState {
   /** Aborted by `close()`: every wait of this instance listens to it. */
   readonly closing = new AbortController();
   /** The locks held here. */
-  readonly holdings = new Holdings();
+  readonly holdings: Holdings;
+  /** Hears revocations of the locks held here (revocations.ts). */
+  readonly revocations: Revocations;
   /** Attempts, clean-ups and acquisitions under way: what `close()` waits for. */
   readonly attempts = new Attempts();
   /** Each lock's release under way, so that concurrent `release()` calls all wait for the quorum. */
@@ -61,6 +65,18 @@ export class EngineState {
         );
       },
     );
+    this.revocations = new Revocations(
+      this.masters,
+      this.wakeups,
+      () => this.holdings.all(),
+      (lock, why) => this.lockRevoked(lock, why),
+      this.options.wakeOnRelease,
+      this.options.commandTimeout,
+    );
+    this.holdings = new Holdings(
+      () => this.revocations.holding(),
+      () => this.revocations.idle(),
+    );
     this.#largestTtl = this.options.ttl;
     const guard = this.options.restartGuard;
     if (guard) {
@@ -78,6 +94,13 @@ export class EngineState {
     });
     this.trusts = (i) => this.monitor.distrust(i) ?? true;
     setMaxListeners(0, this.closing.signal); // every acquisition waiting to retry listens to it
+  }
+
+  /** A lock held here was revoked: lost at once, and this process's waiters for its keys move on. */
+  private lockRevoked(lock: Lock, why: string): void {
+    lock.markLost(LockLostError.revoked(lock.resources, why));
+    this.holdings.untrack(lock);
+    for (const key of lock.keys) this.wakeups.released(key, lock.value);
   }
 
   /** The largest TTL this instance has used. */

@@ -22,9 +22,19 @@ export class Holdings {
   readonly #lapseTimers = new WeakMap<Lock, NodeJS.Timeout>();
   readonly #limits = new WeakMap<Lock, HoldLimits>();
 
+  /**
+   * @param holding Called when a lock is tracked (the instance then follows revocations).
+   * @param idle Called when the last tracked lock is gone.
+   */
+  constructor(
+    private readonly holding: () => void = () => undefined,
+    private readonly idle: () => void = () => undefined,
+  ) {}
+
   /** Starts tracking a lock just won. */
   track(lock: Lock): void {
     this.#held.add(lock);
+    this.holding();
     this.watchLapse(lock);
     if (shapeOf(lock)) return; // shared: holders here do not stop waiters here from polling
     for (const key of lock.keys) this.#heldKeys.set(key, lock);
@@ -33,6 +43,7 @@ export class Holdings {
   /** Stops tracking a lock (released, lost, or closed). */
   untrack(lock: Lock): void {
     this.#held.delete(lock);
+    if (this.#held.size === 0) this.idle();
     for (const key of lock.keys) if (this.#heldKeys.get(key) === lock) this.#heldKeys.delete(key);
     clearTimeout(this.#lapseTimers.get(lock));
     this.#lapseTimers.delete(lock);

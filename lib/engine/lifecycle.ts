@@ -40,13 +40,20 @@ export async function extendLock(state: EngineState, lock: Lock, ttl: number): P
   const n = state.masters.length;
   const refused = round.outcomes.filter((o) => o?.status === 'refused').length;
   if (refused > n - state.quorum || !lock.isHeld) {
-    const reason =
+    let reason =
       refused > n - state.quorum
         ? LockLostError.majorityLost(lock.resources, refused, n)
         : LockLostError.notRenewed(lock.resources);
+    if (reason.reason === 'majority-lost') {
+      // Taken away by an operator while this instance did not hear it? The masters' tombstones say (revocations.ts).
+      // Only the masters that just refused: they answer, so the loss is not held up by a hung one.
+      const why = await state.revocations.revokedWhy(lock, timeout, (i) => round.outcomes[i]?.status === 'refused');
+      if (why !== undefined) reason = LockLostError.revoked(lock.resources, why);
+    }
     lock.markLost(reason);
     state.holdings.untrack(lock);
-    throw reason;
+    const lost = lock.lostReason as LockLostError | undefined; // a revocation heard meanwhile wins
+    throw lost?.reason === 'revoked' ? lost : reason;
   }
   throw LockExtensionError.of(lock.resources, settledOutcomes(round.outcomes, state.masters), lock.validity);
 }

@@ -28,6 +28,7 @@ import { adoptLock, type AdoptOptions } from './adopt.js';
 import { handleOf } from './handle.js';
 import type { LockHandle } from '../lock/lock-handle.js';
 import { whenTrusted } from './when-trusted.js';
+import { checkRevokeOptions, revokeHolders, type RevokeOptions, type RevokeResult } from './revoke.js';
 
 /**
  * The Redlock algorithm over N independent Redis masters, with no framework attached.
@@ -97,6 +98,27 @@ export class Redlock {
         fencing,
       );
     return this.#state.connected ? read() : this.connect().then(read); // used before connect(): connect first
+  }
+
+  /**
+   * Removes the current holders of `resource` on every master, whoever they are: the exclusive
+   * holder, or every reader of a read lock and every permit holder of a counting lock. The holder's
+   * instance, when connected, aborts that lock's `signal` with `LockLostError` (reason `'revoked'`,
+   * with `reason` as detail) within a round trip; waiters move on as after a release. For operators:
+   * the holder's work is then no longer under mutual exclusion. See docs/owner-and-revoke.md.
+   *
+   * @returns `revoked` (a holder held on a quorum was removed), `holder` (its value) and `owner`.
+   * @throws RedlockConfigError for a bad `reason`; LockKeyError for an empty resource.
+   * @example
+   * const { revoked, owner } = await redlock.revoke('nightly-report', { reason: 'stuck since 02:00' });
+   */
+  async revoke(resource: string, options?: RevokeOptions): Promise<RevokeResult> {
+    const [name] = checkResources(resource, 'resource');
+    const reason = checkRevokeOptions(options);
+    if (this.#state.closing.signal.aborted) throw new RedlockClosedError();
+    const view = await this.inspect(name);
+    const { masters, quorum } = this.#state;
+    return revokeHolders({ masters, quorum, timeout: this.options.commandTimeout }, view, reason);
   }
 
   /**
@@ -471,6 +493,7 @@ export class Redlock {
       }),
       ...state.attempts.cleanups(),
     ]);
+    state.revocations.close();
     state.wakeups.close();
     state.monitor.dispose();
     void this.#telemetry?.then((stop) => stop());

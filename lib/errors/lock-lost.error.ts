@@ -11,14 +11,23 @@ import { RedlockError } from './redlock.error.js';
  * - `shutdown`: `close()` (Nest `app.close()`) released it;
  * - `resigned`: a leadership's term ended because it resigned (or its campaign stopped);
  * - `not-leader`: a leadership's signal while it is not leading;
- * - `max-hold`: the lock had been held for its `maxHold`, so renewal stopped.
+ * - `max-hold`: the lock had been held for its `maxHold`, so renewal stopped;
+ * - `revoked`: an operator revoked it (`revoke()`, the CLI's `release --force`) and removed its keys.
  *
  * @example
  * if (lock.lostReason?.reason === 'shutdown') return; // the app is stopping, not a conflict
  * @publicApi
  */
 export type LockLostReason =
-  'not-renewed' | 'lapsed' | 'majority-lost' | 'released' | 'shutdown' | 'resigned' | 'not-leader' | 'max-hold';
+  | 'not-renewed'
+  | 'lapsed'
+  | 'majority-lost'
+  | 'released'
+  | 'shutdown'
+  | 'resigned'
+  | 'not-leader'
+  | 'max-hold'
+  | 'revoked';
 
 /**
  * The lock can no longer be trusted to be held; `reason` says why. It is the `reason` of
@@ -82,6 +91,11 @@ export class LockLostError extends RedlockError {
     return new LockLostError(resources, 'max-hold', `${maxHold} ms`);
   }
 
+  /** An operator revoked the lock (`revoke()`), giving `why` (the revocation's `reason`), if any. */
+  static revoked(resources: readonly string[], why?: string): LockLostError {
+    return new LockLostError(resources, 'revoked', why || undefined);
+  }
+
   private static messageOf(resources: readonly string[], reason: LockLostReason, detail: string | undefined): string {
     const on = `The lock on ${quote(resources)}`;
     switch (reason) {
@@ -99,6 +113,8 @@ export class LockLostError extends RedlockError {
         return `Leadership of ${quote(resources)} was resigned${detail ? ` (${detail})` : ''}.`;
       case 'not-leader':
         return `Not the leader of ${quote(resources)}${detail ? `: ${detail}` : ''}.`;
+      case 'revoked':
+        return `${on} was revoked: its keys were removed from the masters${detail ? ` (${detail})` : ''}; mutual exclusion is no longer guaranteed.`;
       case 'max-hold':
         return `${on} was held for its \`maxHold\`${detail ? ` (${detail})` : ''}: renewal stopped, and mutual exclusion is no longer guaranteed.`;
     }

@@ -2,6 +2,7 @@ import { driftOf, now } from '../util/clock.js';
 import { queueKeysOf } from '../kinds/mutex/handoff.js';
 import type { Master } from '../backend/master.js';
 import { intentKeyOf, limitKeyOf, permitKeyOf } from '../kinds/lock-mode.js';
+import { ownerOfValue } from '../options/owner.js';
 
 /**
  * One reader of a read-write lock on one master, as read by `inspect()`.
@@ -13,6 +14,8 @@ import { intentKeyOf, limitKeyOf, permitKeyOf } from '../kinds/lock-mode.js';
 export interface MasterReader {
   /** The reader's lock value. */
   readonly value: string;
+  /** Who holds it (the `owner` option of its holder); absent when its value carries none. */
+  readonly owner?: string;
   /** How long this reader has left on this master, in ms. */
   readonly pttl: number;
 }
@@ -29,6 +32,8 @@ export interface MasterPermit {
   readonly slot: number;
   /** The holder's value, or null when the slot is free on this master. */
   readonly holder: string | null;
+  /** Who holds the slot (its holder's `owner` option); absent when free or its value carries none. */
+  readonly owner?: string;
   /** Remaining time-to-live of the slot on this master in ms, or null when free. */
   readonly pttl: number | null;
 }
@@ -45,6 +50,12 @@ export interface MasterHolding {
   readonly master: string;
   /** The exclusive (write) holder's value on this master, or null when there is none (free, readers, or the master failed). */
   readonly holder: string | null;
+  /**
+   * Who holds the lock on this master (the holder's `owner` option): the writer's, else the reader's
+   * or permit holder's with the longest time left here; null when nothing is held here or the
+   * value carries no owner.
+   */
+  readonly owner: string | null;
   /** Remaining time-to-live of the key on this master in ms (the writer's, or the last reader's), or null when absent (or failed). */
   readonly pttl: number | null;
   /** This master's fencing counter for the resource (`fencingPrefix + resource`), or null when it has none. */
@@ -71,6 +82,8 @@ export interface MasterHolding {
 export interface SharedHolderInspection {
   /** The holder's lock value. */
   readonly value: string;
+  /** Who holds it (its holder's `owner` option); absent when its value carries none. */
+  readonly owner?: string;
   /** How many masters hold it. */
   readonly agreeing: number;
   /** True when a quorum of masters hold it: the holder may believe it holds the lock. */
@@ -133,6 +146,12 @@ export interface LockInspection {
   readonly held: boolean;
   /** The exclusive value held by the most masters (the quorum's holder when `held`), or null when no master holds one. */
   readonly holder: string | null;
+  /**
+   * Who holds the lock (its holder's `owner` option): the exclusive holder's (`holder`); for a
+   * shared lock, the owner of the most agreeing reader or permit holder. Null when nothing is held
+   * or the value carries no owner.
+   */
+  readonly owner: string | null;
   /** How many masters hold `holder`. */
   readonly agreeing: number;
   /**
@@ -193,6 +212,7 @@ export async function inspectResource(
     [...entries]
       .map(([value, pttls]) => ({
         value,
+        ...ownerField(value),
         agreeing: pttls.length,
         held: pttls.length >= quorum,
         validity: validityOf(pttls),
@@ -239,6 +259,8 @@ export async function inspectResource(
     };
   }
   const counters = holdings.map((h) => h.fencingCounter).filter((c): c is number => typeof c === 'number');
+  const readerViews = summarize(readers);
+  const sharedHolder = readerViews[0] ?? [...(permits?.slots ?? [])].sort((a, b) => b.agreeing - a.agreeing)[0];
   return {
     resource,
     key,
@@ -246,13 +268,20 @@ export async function inspectResource(
     quorum,
     held,
     holder,
+    owner: holder !== null ? ownerOfValue(holder) : (sharedHolder?.owner ?? null),
     agreeing: pttls.length,
     validity: held ? validityOf(pttls) : 0,
     ...(fencing || counters.length > 0 ? { fencingCounter: counters.length ? Math.max(...counters) : 0 } : {}),
-    readers: summarize(readers),
+    readers: readerViews,
     writerWaiting: waiting >= quorum,
     ...(permits ? { permits } : {}),
   };
+}
+
+/** `{ owner }` when `value` carries one, else nothing (entries of values without one keep their shape). */
+function ownerField(value: string): { owner?: string } {
+  const owner = ownerOfValue(value);
+  return owner === null ? {} : { owner };
 }
 
 function push(tally: Map<string, number[]>, value: string, pttl: number): void {
@@ -329,7 +358,7 @@ async function readHolding(master: Master, keys: InspectKeys, timeoutMs: number)
     if (kind === 'zset') {
       for (let i = 0; i + 1 < zset.length; i += 2) {
         const left = Math.floor(Number(zset[i + 1]) - serverNow);
-        if (left > 0) readers.push({ value: zset[i], pttl: left });
+        if (left > 0) readers.push({ value: zset[i], ...ownerField(zset[i]), pttl: left });
       }
     }
     const limit = rawLimit === null ? null : Number(rawLimit);
@@ -343,13 +372,20 @@ async function readHolding(master: Master, keys: InspectKeys, timeoutMs: number)
         const holder = replyAt(replies, 2 * i, true) as string | null;
         const left = replyAt(replies, 2 * i + 1) as number;
         const taken = holder !== null && left > 0;
-        permits.push({ slot: i, holder: taken ? holder : null, pttl: taken ? left : null });
+        permits.push({
+          slot: i,
+          holder: taken ? holder : null,
+          ...(taken ? ownerField(holder) : {}),
+          pttl: taken ? left : null,
+        });
       }
     }
     const present = kind === 'string' && value !== null && pttl > 0;
+    const longest = [...readers, ...permits].sort((a, b) => (b.pttl ?? 0) - (a.pttl ?? 0))[0];
     return {
       master: master.label,
       holder: present ? value : null,
+      owner: present ? ownerOfValue(value) : (longest?.owner ?? null),
       pttl: pttl > 0 ? pttl : null,
       fencingCounter: rawCounter === null ? null : Number(rawCounter),
       readers,
@@ -361,6 +397,7 @@ async function readHolding(master: Master, keys: InspectKeys, timeoutMs: number)
     return {
       master: master.label,
       holder: null,
+      owner: null,
       pttl: null,
       error: error instanceof Error ? error : new Error(String(error)),
     };

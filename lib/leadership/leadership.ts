@@ -33,6 +33,8 @@ export interface LeadOptions {
   fencing?: boolean;
   /** Resigns when this signal aborts. */
   signal?: AbortSignal;
+  /** Who leads, for operators (`inspect()`, the CLI). @default the `owner` option */
+  owner?: string;
 }
 
 /** What a `Leadership` needs from the `Redlock` it campaigns on. @internal */
@@ -48,6 +50,7 @@ export interface Campaigner {
       fencing: boolean;
       autoExtend: true;
       signal: AbortSignal;
+      owner?: string;
     },
   ): Promise<Lock>;
   /** Forgets a leadership that has resigned. */
@@ -61,6 +64,7 @@ export interface CampaignSettings {
   retryJitter: number;
   fencing: boolean;
   signal: AbortSignal | undefined;
+  owner: string | undefined;
 }
 
 /** Validates `lead()` options against the Redlock's; throws `RedlockConfigError` naming the option. @internal */
@@ -79,6 +83,7 @@ export function resolveLeadOptions(base: ResolvedRedlockOptions, options: LeadOp
     retryDelay: retry.retryDelay,
     retryJitter: retry.retryJitter,
     fencing: options?.fencing ?? base.fencing,
+    owner: options?.owner,
     signal: options?.signal,
   };
 }
@@ -232,7 +237,7 @@ export class Leadership implements AsyncDisposable {
 
   private async campaign(): Promise<void> {
     const stop = this.#stop.signal;
-    const { ttl, retryDelay, retryJitter, fencing } = this.#settings;
+    const { ttl, retryDelay, retryJitter, fencing, owner } = this.#settings;
     while (!stop.aborted) {
       let lock: Lock;
       try {
@@ -243,6 +248,7 @@ export class Leadership implements AsyncDisposable {
           fencing,
           autoExtend: true,
           signal: stop,
+          ...(owner === undefined ? {} : { owner }),
         });
       } catch (error) {
         if (stop.aborted) break;

@@ -81,7 +81,7 @@ export class Lock implements AsyncDisposable {
     readonly resources: readonly string[],
     /** The Redis keys (prefix + resource). @internal */
     readonly keys: readonly string[],
-    /** The value (128 random bits; after a handover prefixed with the ticket order) that identifies this holder on the masters. */
+    /** The value (128 random bits, then `~` and the owner; after a handover prefixed with the ticket order) that identifies this holder on the masters. */
     readonly value: string,
     ttl: number,
     validUntil: number,

@@ -34,6 +34,11 @@ export interface ReadWriteScripts {
   quorumLockWriterDone: Call;
 }
 
+/** An operator's revoke (lib/kinds/revoke.lua). */
+export interface RevokeScripts {
+  quorumLockRevoke: Call<[removed: number, released: number]>;
+}
+
 /** The counting lock's scripts (lib/kinds/counting/*.lua). */
 export interface CountingScripts {
   quorumLockPermitAcquire: Call<unknown>;
@@ -47,7 +52,7 @@ export interface ScriptHost {
 }
 
 /** A connection with every script of the library registered. */
-export type LockScripts = ScriptedClient & HandoffScripts & ReadWriteScripts & CountingScripts;
+export type LockScripts = ScriptedClient & HandoffScripts & ReadWriteScripts & CountingScripts & RevokeScripts;
 
 /**
  * Registers every script of the generated table on a connection with ioredis `defineCommand`

@@ -2,6 +2,7 @@ import type { Cluster, ClusterNode, ClusterOptions, Redis, RedisOptions } from '
 import type { NodeRedisClient } from './node-redis-client.js';
 import { RedlockConfigError } from '../errors/redlock-config.error.js';
 import { isLogger, type RedlockLogger } from '../util/logger.js';
+import { checkOwner } from './owner.js';
 import { redact, secretsOf } from '../util/redact.js';
 import { isWellFormed } from '../lock/resources.js';
 
@@ -132,6 +133,12 @@ export interface RedlockOptions extends RetryOptions {
    * master is warned about once. @default false
    */
   allowEvictingMasters?: boolean;
+  /**
+   * Who holds this instance's locks, for operators: stored with each lock on the masters and shown
+   * by `inspect()` and the CLI. At most 256 characters, no line break. It never proves ownership
+   * (the random value does). Per call too. @default `<hostname>:<pid>`
+   */
+  owner?: string;
 }
 
 /** Retry settings with every default filled in. */
@@ -141,8 +148,10 @@ export type ResolvedRetryOptions = Required<Omit<RetryOptions, 'acquireTimeout'>
 
 /** Options with every default filled in. */
 export interface ResolvedRedlockOptions extends Required<
-  Omit<RedlockOptions, 'acquireTimeout' | 'restartGuard' | 'fencingQuorum' | 'logger'>
+  Omit<RedlockOptions, 'acquireTimeout' | 'restartGuard' | 'fencingQuorum' | 'logger' | 'owner'>
 > {
+  /** The `owner` option as given (undefined: `<hostname>:<pid>`, see `ownerIn`). */
+  owner: string | undefined;
   /** The `logger` option as given (undefined: the default). */
   logger: RedlockLogger | false | undefined;
   fencingQuorum: number;
@@ -355,6 +364,12 @@ export const REDLOCK_OPTIONS: {
     doc: 'let masters whose `maxmemory-policy` can evict keys vote (each is warned about once). Off, such a master is refused: see [Redis settings](docs/restarts-and-failover.md#which-redis-settings-a-master-needs-and-why)',
     check: isBoolean,
   },
+  owner: {
+    default: undefined, // `<hostname>:<pid>`, filled in by `ownerIn`
+    shown: '`<hostname>:<pid>`',
+    doc: 'who holds the locks, for operators: stored with each lock and shown by `inspect()`, the CLI and `revoke()` (also per call and per `@Locked`). At most 256 characters, no line break; it never proves ownership. See [Owner and revoke](docs/owner-and-revoke.md)',
+    check: (value, option) => checkOwner(value, option),
+  },
 };
 
 /** The defaults, frozen (`retryJitter` shown for the default `retryDelay`; `fencingQuorum` is the majority). */
@@ -391,9 +406,9 @@ export function checkFencingPrefix(keyPrefix: string, fencingPrefix: string): vo
   }
 }
 
-/** Refuses malformed per-call options (`signal`, `autoExtend`, `fencing`) before anything is sent. */
+/** Refuses malformed per-call options (`signal`, `autoExtend`, `fencing`, `owner`) before anything is sent. */
 export function checkCallOptions(
-  options: { signal?: unknown; autoExtend?: unknown; fencing?: unknown } | undefined,
+  options: { signal?: unknown; autoExtend?: unknown; fencing?: unknown; owner?: unknown } | undefined,
 ): void {
   if (options === undefined) return;
   if (options === null || typeof options !== 'object') refuse('options', 'must be an object', options);
@@ -404,6 +419,7 @@ export function checkCallOptions(
   for (const key of ['autoExtend', 'fencing'] as const) {
     if (options[key] !== undefined) isBoolean(options[key], key);
   }
+  if (options.owner !== undefined) checkOwner(options.owner);
 }
 
 const RETRY_KEYS = ['retryCount', 'retryDelay', 'retryJitter', 'acquireTimeout'] as const;
@@ -548,6 +564,7 @@ const CALL_OPTIONS: readonly string[] = [
   'onBusy',
   'minHold',
   'maxHold',
+  'owner',
 ];
 
 /** Refuses `key`, naming the closest of `names` within two edits (a typo such as `tll`), if any. */

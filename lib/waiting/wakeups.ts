@@ -163,6 +163,8 @@ export class Wakeups {
    * one of them publishes on the handover channel of this tag, which only this instance follows.
    */
   readonly tag = randomBytes((INSTANCE_TAG_LENGTH * 3) / 4).toString('base64url');
+  /** Channels followed for another purpose than waking waiters (revocations.ts), with their handlers. */
+  readonly #followed = new Map<string, (master: number, message: string) => void>();
 
   constructor(
     private readonly masters: readonly Master[],
@@ -336,6 +338,29 @@ export class Wakeups {
     void Promise.allSettled(confirmed).then(() => this.#queues.get(key)?.tickets[0]?.wake(true));
   }
 
+  /**
+   * Follows `channel` (not a key's: a classic channel, the same on every master) on every master's
+   * subscriber connection with `handler`, or stops following it (`handler` undefined). Resolves once
+   * every master confirmed or failed. Nothing happens without pub/sub (`wakeOnRelease: false`).
+   */
+  follow(channel: string, handler: ((master: number, message: string) => void) | undefined): Promise<unknown> {
+    if (!this.subscribe) return Promise.resolve();
+    if (handler) this.#followed.set(channel, handler);
+    else this.#followed.delete(channel);
+    const subscribers = this.subscribers();
+    return Promise.allSettled(
+      this.masters.map((master, i) => {
+        const sub = subscribers[i];
+        if (handler) sub.keys.set(channel, '');
+        else sub.keys.delete(channel);
+        if (master.cluster) return handler ? sub.client.subscribe(channel) : sub.client.unsubscribe(channel);
+        if (sub.server === undefined) return sub.subscribed; // `identify` subscribes it with the keys
+        const sent = handler ? sub.client.subscribe(channel) : sub.client.unsubscribe(channel);
+        return Promise.race([sent, sub.closed]);
+      }),
+    );
+  }
+
   private subscribers(): Subscriber[] {
     if (!this.#subscribers) {
       this.#subscribers = this.masters.map((m, index) => {
@@ -388,6 +413,8 @@ export class Wakeups {
    * that frees the key only wakes a waiter too.
    */
   private heard(sub: Subscriber, index: number, channel: string, message: string, arrived: number): void {
+    const followed = this.#followed.get(channel);
+    if (followed) return followed(index, message);
     const key = sub.keys.get(channel);
     if (key === undefined) return;
     if (!message.includes('\n')) return this.released(key, message, index, arrived);
@@ -444,5 +471,6 @@ export class Wakeups {
     for (const sub of this.#subscribers ?? []) sub.client.disconnect();
     this.#subscribers = undefined;
     this.#queues.clear();
+    this.#followed.clear();
   }
 }

@@ -166,8 +166,9 @@ describe('wake-up on release (3 masters)', () => {
     const held = await holder.acquire(resource, 5_000);
     const waiting = waiter.acquire(resource, 5_000);
     await sleep(150);
-    // Two command connections and the waiter's subscriber.
-    expect(await connectedClients(set, 0)).toBe(before + 3);
+    // Two command connections, the waiter's subscriber, and the holder's: an instance holding a lock
+    // follows the revocation channel (docs/owner-and-revoke.md).
+    expect(await connectedClients(set, 0)).toBe(before + 4);
     await held.release();
     await (await waiting).release();
 

@@ -1,0 +1,120 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { builtCli, resourceName, useMasters, waitFor } from '../support/index.js';
+
+const built = builtCli('owner-revoke');
+const TTL = 2_000;
+
+interface Finished {
+  code: number | null;
+  stderr: string;
+}
+
+/** Spawns `nestjs-quorum-lock run …` from the built bin (never rejects). */
+function startRun(...args: string[]): Promise<Finished> {
+  const child = spawn(process.execPath, [built.bin, 'run', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stderr })));
+}
+
+beforeAll(() => built.build(), 120_000);
+afterAll(() => built.remove());
+
+describe('CLI: owner in run and inspect, release --force (built bin, real masters)', () => {
+  const set = useMasters(3);
+  let dir: string;
+  let nodes: string;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'quorum-lock-owner-'));
+    nodes = set.urls.join(',');
+    // `run` keeps the restart guard on: wait until these fresh masters count for TTL-long locks.
+    const uptime = async (i: number): Promise<number> =>
+      Number(/uptime_in_seconds:(\d+)/.exec(await set.clients[i].info('server'))?.[1]);
+    const guard = Math.ceil((TTL * 1.01 + 2) / 1_000) + 1;
+    expect(
+      await waitFor(async () => (await Promise.all([0, 1, 2].map(uptime))).every((u) => u >= guard), 10_000, 100),
+    ).toBe(true);
+  }, 15_000);
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** A child that marks it started, then waits (until killed). */
+  const waiting = (started: string): string[] => [
+    '--',
+    'sh',
+    '-c',
+    `touch ${started}; while true; do sleep 0.05; done`,
+  ];
+
+  it('run --owner stores the owner: inspect shows it, and a busy run exits 75 naming it; release --force exits 0 and the run ends 1 (revoked)', async () => {
+    const resource = resourceName('cli-owner');
+    const started = join(dir, 'owner-started');
+    const holder = startRun(
+      '--nodes',
+      nodes,
+      '--resource',
+      resource,
+      '--ttl',
+      String(TTL),
+      '--owner',
+      'nightly@cron-1',
+      '--grace',
+      '200',
+      ...waiting(started),
+    );
+    expect(await waitFor(() => existsSync(started), 15_000)).toBe(true);
+
+    const table = await built.cli('inspect', '--nodes', nodes, resource);
+    expect(table.code).toBe(0);
+    expect(table.stdout.split('\n')[1]).toMatch(/\bOWNER\b/);
+    expect(table.stdout.split('\n').find((l) => l.startsWith(resource))).toMatch(/\bheld\b.*nightly@cron-1/);
+    const json = JSON.parse((await built.cli('inspect', '--nodes', nodes, '--json', resource)).stdout) as {
+      locks: { owner: string; masters: { owner: string }[] }[];
+    };
+    expect(json.locks[0].owner).toBe('nightly@cron-1');
+    expect(json.locks[0].masters.map((m) => m.owner)).toEqual(['nightly@cron-1', 'nightly@cron-1', 'nightly@cron-1']);
+
+    const busy = await startRun('--nodes', nodes, '--resource', resource, '--ttl', String(TTL), '--', 'true');
+    expect(busy.code).toBe(75);
+    expect(busy.stderr).toContain('"nightly@cron-1"');
+
+    const released = await built.cli('release', resource, '--force', '--reason', 'stuck job', '--nodes', nodes);
+    expect(released.code).toBe(0);
+    expect(released.stdout).toContain('"nightly@cron-1"');
+    const end = await holder;
+    expect(end.code).toBe(1);
+    expect(end.stderr).toMatch(/revoked/);
+    expect((await Promise.all(set.clients.map((c) => c.exists(`lock:${resource}`)))).every((n) => n === 0)).toBe(true);
+  });
+
+  it('release --force exits 1 when nothing is held; without --force it is a usage error (2) and removes nothing', async () => {
+    const resource = resourceName('cli-free');
+    const free = await built.cli('release', resource, '--force', '--nodes', nodes);
+    expect(free.code).toBe(1);
+    expect(free.stdout).toMatch(/Nothing held/);
+
+    await set.clients[0].set(`lock:${resource}`, 'someone', 'PX', 60_000);
+    await set.clients[1].set(`lock:${resource}`, 'someone', 'PX', 60_000);
+    const unforced = await built.cli('release', resource, '--nodes', nodes);
+    expect(unforced.code).toBe(2);
+    expect(unforced.stderr).toMatch(/--force/);
+    expect(await set.clients[0].get(`lock:${resource}`)).toBe('someone');
+    const forced = await built.cli('release', resource, '--force', '--nodes', nodes);
+    expect(forced.code).toBe(0);
+    expect(await set.clients[0].exists(`lock:${resource}`)).toBe(0);
+  });
+
+  it('--reason and --force belong to release only, and the help text names release', async () => {
+    const misplaced = await built.cli('inspect', '--force', '--nodes', nodes);
+    expect(misplaced.code).toBe(2);
+    expect(misplaced.stderr).toMatch(/--force is an option of release only/);
+    const help = await built.cli('--help');
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/nestjs-quorum-lock release <resource> --force/);
+    expect(help.stdout).toMatch(/release --force: 0 a holder was removed; 1 nothing was held/);
+  });
+});
