@@ -1,0 +1,139 @@
+// `nestjs-quorum-lock masters`: each master's state, and whether a quorum would count now.
+import { driftOf } from '../util/clock.js';
+import { clusterInfo } from '../backend/cluster/cluster-probe.js';
+import { REDLOCK_DEFAULTS } from '../options/redlock-options.js';
+import { quorumOf } from '../errors/outcomes.js';
+import { scrub, type Node } from './cli-nodes.js';
+import { table, formatMs, type Output } from './table.js';
+
+interface MasterReport {
+  master: string;
+  reachable: boolean;
+  error?: string;
+  role?: string;
+  version?: string;
+  runId?: string;
+  uptimeSeconds?: number;
+  /** For a cluster: how many shards (primaries) it has; one vote for all of them. */
+  shards?: number;
+  restartGuard?: { trusted: boolean; distrustedForMs: number; forTtl: number };
+  maxmemoryPolicy?: string;
+  evicting?: boolean;
+  /** The earlier node that is the same server (same `run_id`): its vote would not count twice. */
+  sameServerAs?: string;
+  /** A server in cluster mode given as a plain master: the library refuses it (most keys answer MOVED). */
+  clusterMode?: boolean;
+  /** Its vote would count for a lock now: reachable, a master, past the guard, noeviction, no duplicate. */
+  counts: boolean;
+  /** Why it would not count, when it would not. */
+  notCounting?: string;
+}
+
+/** Why a master's vote would not count for a lock now (as the library decides), or undefined. */
+function whyNotCounting(r: Omit<MasterReport, 'counts'>): string | undefined {
+  if (!r.reachable) return 'unreachable';
+  if (r.role !== undefined && r.role !== 'master') return `role ${r.role}`;
+  if (r.sameServerAs !== undefined) return `same server as ${r.sameServerAs}`;
+  if (r.clusterMode) return 'a cluster node: give its cluster as cluster:host:port';
+  if (r.evicting) return `maxmemory-policy ${r.maxmemoryPolicy}`;
+  if (r.restartGuard && !r.restartGuard.trusted) return 'restart guard';
+  return undefined;
+}
+
+const field = (info: string, name: string): string | undefined =>
+  new RegExp(`^${name}:(.*)$`, 'm').exec(info)?.[1]?.trim();
+
+export async function masters(
+  nodes: readonly Node[],
+  errors: readonly (Error | undefined)[],
+  ttl: number,
+  json: boolean,
+  out: Output,
+): Promise<number> {
+  const guard = ttl + driftOf(ttl, REDLOCK_DEFAULTS.driftFactor);
+  const probed = await Promise.all(
+    nodes.map(async (n, i): Promise<Omit<MasterReport, 'counts'>> => {
+      if (errors[i]) return { master: n.label, reachable: false, error: scrub(errors[i].message, nodes) };
+      try {
+        // A cluster is read as the library reads it: every shard primary's INFO, combined
+        // (its youngest shard's uptime, `master` only if every shard's is, run_id per shard).
+        const [server, replication, memory, clustering] = n.cluster
+          ? await clusterInfo(n.cluster).then((info) => [info, info, info, ''])
+          : await Promise.all([
+              n.client.info('server'),
+              n.client.info('replication'),
+              n.client.info('memory'),
+              n.client.info('cluster'),
+            ]);
+        const shards = field(server, 'shards');
+        const uptimeSeconds = Number(field(server, 'uptime_in_seconds') ?? 0);
+        // as the library counts it: Redis's uptime can overstate by almost a second
+        const uptimeMs = Math.max(0, uptimeSeconds - 1) * 1_000;
+        const maxmemoryPolicy = field(memory, 'maxmemory_policy');
+        return {
+          master: n.label,
+          reachable: true,
+          role: field(replication, 'role'),
+          version: field(server, 'redis_version'),
+          runId: field(server, 'run_id'),
+          uptimeSeconds,
+          ...(shards === undefined ? {} : { shards: Number(shards) }),
+          restartGuard: {
+            trusted: uptimeMs >= guard,
+            distrustedForMs: Math.max(0, Math.ceil(guard - uptimeMs)),
+            forTtl: ttl,
+          },
+          ...(maxmemoryPolicy === undefined ? {} : { maxmemoryPolicy, evicting: maxmemoryPolicy !== 'noeviction' }),
+          ...(field(clustering, 'cluster_enabled') === '1' ? { clusterMode: true } : {}),
+        };
+      } catch (e) {
+        return { master: n.label, reachable: false, error: scrub((e as Error).message, nodes) };
+      }
+    }),
+  );
+  // A cluster's run_id is `slot=id,…` (one per shard): the same server if any shard's id is shared.
+  const ids = (runId: string | undefined): string[] => (runId ?? '').split(',').map((x) => x.replace(/^\d+=/, ''));
+  const sameServer = (a: string | undefined, b: string | undefined): boolean =>
+    a !== undefined && b !== undefined && ids(a).some((x) => x !== '?' && x !== '' && ids(b).includes(x));
+  const reports: MasterReport[] = probed.map((p, i) => {
+    const first = p.runId === undefined ? -1 : probed.findIndex((q) => sameServer(q.runId, p.runId));
+    const r = first >= 0 && first < i ? { ...p, sameServerAs: probed[first].master } : p;
+    const why = whyNotCounting(r);
+    return { ...r, counts: why === undefined, ...(why === undefined ? {} : { notCounting: why }) };
+  });
+  const counting = reports.filter((r) => r.counts).length;
+  const quorum = quorumOf(nodes.length);
+  if (json) {
+    out.write(`${JSON.stringify({ quorum, counting, masters: reports }, null, 2)}\n`);
+    return counting;
+  }
+  const rows = [['MASTER', 'STATUS', 'ROLE', 'VERSION', 'UPTIME', `RESTART GUARD (ttl ${ttl} ms)`, 'MAXMEMORY-POLICY']];
+  for (const r of reports) {
+    rows.push([
+      r.master,
+      r.reachable ? 'up' : `down (${r.error})`,
+      r.role ?? '-',
+      r.version ?? '-',
+      r.uptimeSeconds === undefined ? '-' : formatMs(r.uptimeSeconds * 1_000),
+      !r.restartGuard
+        ? '-'
+        : r.restartGuard.trusted
+          ? 'trusted'
+          : `distrusted for ${formatMs(r.restartGuard.distrustedForMs)}`,
+      r.maxmemoryPolicy === undefined
+        ? '-'
+        : r.evicting
+          ? `${r.maxmemoryPolicy} (can evict locks: set noeviction)`
+          : r.maxmemoryPolicy,
+    ]);
+  }
+  const up = reports.filter((r) => r.reachable).length;
+  const notCounting = reports.filter((r) => !r.counts).map((r) => `${r.master}: ${r.notCounting}`);
+  out.write(
+    table(rows) +
+      `${up} of ${nodes.length} reachable; a lock needs ${quorum}.\n` +
+      `${counting} of ${nodes.length} count for locks up to ${ttl} ms${notCounting.length ? ` (not: ${notCounting.join('; ')})` : ''}` +
+      `${counting >= quorum ? '.' : `: below the quorum of ${quorum}, no lock can be taken now.`}\n`,
+  );
+  return counting;
+}
