@@ -1,10 +1,10 @@
 import type { Cluster, ClusterNode, ClusterOptions, Redis, RedisOptions } from 'ioredis';
 import type { NodeRedisClient } from './node-redis-client.js';
-import { RedlockConfigError } from '../errors/redlock-config.error.js';
 import { isLogger, type RedlockLogger } from '../util/logger.js';
 import { checkOwner } from './owner.js';
-import { redact, secretsOf } from '../util/redact.js';
-import { isWellFormed } from '../lock/resources.js';
+import { checkTtl, isBoolean, isPrefix, isWholeMs, MAX_TTL, refuse, refuseUnknown } from './validate.js';
+
+export { checkTtl, MAX_TTL };
 
 /**
  * A Redis Cluster the library opens and closes, as one vote: its startup nodes and ioredis
@@ -160,16 +160,6 @@ export interface ResolvedRedlockOptions extends Required<
   restartGuard: { largestTtl: number | undefined } | false;
 }
 
-/**
- * The largest TTL or timeout, in ms: 2^31−1 (about 24.8 days), the longest delay Node's timers
- * hold. A longer one would fire at once (with a `TimeoutOverflowWarning`), so it is refused.
- *
- * @example
- * const ttl = Math.min(requested, MAX_TTL);
- * @publicApi
- */
-export const MAX_TTL = 2 ** 31 - 1;
-
 /** One option: its default, the check of a value the user set, and its README line. */
 interface OptionSpec<T> {
   /** The default when the option is not set; `undefined` when it has none or is derived (see `derived`). */
@@ -181,46 +171,6 @@ interface OptionSpec<T> {
   /** Refuses a bad value set by the user (a `RedlockConfigError` naming `option`), or returns it resolved. */
   check(value: unknown, option: string): T;
 }
-
-function refuse(option: string, rule: string, value: unknown): never {
-  throw new RedlockConfigError(option, `\`${option}\` ${rule}; got ${describe(value)}.`);
-}
-
-function describe(value: unknown): string {
-  // A string may be a node list given unsplit (`nodes: process.env.REDLOCK_NODES`): never its passwords.
-  if (typeof value === 'string') return JSON.stringify(redact(value, secretsOf([value])));
-  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return String(value);
-  if (value === null || value === undefined) return String(value);
-  return Array.isArray(value) ? `an array of ${value.length}` : typeof value;
-}
-
-/** Refuses anything but a positive whole number of ms up to `MAX_TTL` (a TTL or a timeout). */
-export function checkTtl(value: unknown, option = 'ttl'): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
-    refuse(option, 'must be a positive whole number of milliseconds', value);
-  }
-  if (value > MAX_TTL) {
-    refuse(
-      option,
-      `must be at most ${MAX_TTL} ms (2^31−1, about 24.8 days: the longest delay Node's timers hold)`,
-      value,
-    );
-  }
-  return value;
-}
-
-const isBoolean = (value: unknown, option: string): boolean =>
-  typeof value === 'boolean' ? value : refuse(option, 'must be true or false', value);
-const isString = (value: unknown, option: string): string =>
-  typeof value === 'string' ? value : refuse(option, 'must be a string', value);
-const isPrefix = (value: unknown, option: string): string =>
-  isWellFormed(isString(value, option))
-    ? (value as string)
-    : refuse(option, 'must be well-formed Unicode (no lone surrogates)', value);
-const isWholeMs = (value: unknown, option: string): number =>
-  typeof value === 'number' && Number.isSafeInteger(value) && value >= 0
-    ? value
-    : refuse(option, 'must be a whole number of milliseconds >= 0', value);
 
 /**
  * Every option, once: its default, its check and its README line. Adding an option is one entry
@@ -566,28 +516,3 @@ const CALL_OPTIONS: readonly string[] = [
   'maxHold',
   'owner',
 ];
-
-/** Refuses `key`, naming the closest of `names` within two edits (a typo such as `tll`), if any. */
-function refuseUnknown(key: string, names: readonly string[], what: string): never {
-  let near: string | undefined;
-  let nearest = 3;
-  for (const name of names) {
-    const d = editDistance(key.toLowerCase(), name.toLowerCase());
-    if (d < nearest) [near, nearest] = [name, d];
-  }
-  throw new RedlockConfigError(
-    key,
-    `\`${key}\` is not ${what}${near ? `; did you mean \`${near}\`?` : ''} (the options: ${names.join(', ')}).`,
-  );
-}
-
-function editDistance(a: string, b: string): number {
-  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const next = [i];
-    for (let j = 1; j <= b.length; j++)
-      next[j] = Math.min(row[j] + 1, next[j - 1] + 1, row[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
-    row = next;
-  }
-  return row[b.length];
-}
