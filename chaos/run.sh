@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 source scripts/setup.sh
 ensure_node_modules
 ensure_redis_server
+ensure_faketime
 npm run build
 rm -rf dist-chaos
 npx tsc -p chaos/tsconfig.json

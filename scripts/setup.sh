@@ -32,3 +32,16 @@ ensure_redis_server() {
     return 1
   fi
 }
+
+# Makes sure Debian's libfaketime is there for the master clock faults (tools/fake-clock.ts: a test of
+# test/core and the chaos clock-step phase). Installs it only when running as root with apt-get;
+# otherwise prints the command (those tests then fail saying what is missing).
+ensure_faketime() {
+  if ls /usr/lib/*/faketime/libfaketime.so.1 >/dev/null 2>&1; then return 0; fi
+  if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" -eq 0 ]; then
+    echo "setup: installing faketime (apt-get)"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq faketime libfaketime >/dev/null
+  else
+    echo "setup: libfaketime is missing (for the master clock tests): sudo apt-get install -y faketime libfaketime" >&2
+  fi
+}

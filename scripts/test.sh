@@ -6,4 +6,5 @@ cd "$(dirname "$0")/.."
 source scripts/setup.sh
 ensure_node_modules
 ensure_redis_server
+ensure_faketime
 exec node --experimental-vm-modules node_modules/jest/bin/jest.js "$@"
