@@ -1,5 +1,4 @@
 import { Inject } from '@nestjs/common';
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { isObservable, Observable, throwError } from 'rxjs';
 import { compileLockKey, type LockKey } from '../lock/key-template.js';
 import { resolveHoldOptions, type HoldOptions } from '../options/hold-options.js';
@@ -11,7 +10,8 @@ import { RedlockError } from '../errors/redlock.error.js';
 import { KEY_TEMPLATE, keyTemplateOf } from '../ops/diagnostics.js';
 import { RedlockService } from '../nest/redlock.service.js';
 import { lockedAsyncGenerator } from './locked-generator.js';
-import { heldObservable, lockedObservable } from './locked-observable.js';
+import { lockedObservable } from './locked-observable.js';
+import { lockedCall } from './locked-call.js';
 
 /**
  * Options of `@Locked(key, options)`: the lock's TTL and per-method retry settings.
@@ -60,10 +60,32 @@ function copyMetadata(from: object, to: object): void {
   }
 }
 
-const isPromiseLike = (value: unknown): value is PromiseLike<unknown> =>
-  value !== null &&
-  (typeof value === 'object' || typeof value === 'function') &&
-  typeof (value as { then?: unknown }).then === 'function';
+/** Refuses bad `@Locked` options at decoration time, naming the option (how retries combine with the module's is checked per call). */
+function checkLockedOptions(options: LockedOptions, where: string): void {
+  if (options.ttl !== undefined) {
+    try {
+      checkTtl(options.ttl);
+    } catch (error) {
+      // `.option` stays the option's own name ('ttl'), as for every other @Locked option; the message says where.
+      if (error instanceof RedlockConfigError)
+        throw new RedlockConfigError('ttl', `@Locked on ${where}: ${error.message}`);
+      throw error;
+    }
+  }
+  checkCallOptions(options); // a typo (`retryCont`) is refused here, naming it
+  checkLockMode(options); // `mode` / `limit` refused at decoration time, naming the option
+  resolveHoldOptions(options, options.ttl);
+  // Refuse malformed retry settings now; how they combine with the module's options is checked per call.
+  resolveRetryOptions(
+    {
+      retryCount: 0,
+      retryDelay: options.retryDelay ?? Number.MAX_SAFE_INTEGER,
+      retryJitter: 0,
+      acquireTimeout: undefined,
+    },
+    options,
+  );
+}
 
 /**
  * Runs the method under a Redlock quorum lock on the resources named by `key`: acquired before the
@@ -123,29 +145,7 @@ export function Locked(key: LockKey, ttlOrOptions?: number | LockedOptions): Loc
         `@Locked on ${where}: a synchronous generator cannot hold a lock (taking one is asynchronous, and its caller could not wait for it); declare it \`async *${String(propertyKey)}()\`.`,
       );
     }
-    if (options.ttl !== undefined) {
-      try {
-        checkTtl(options.ttl);
-      } catch (error) {
-        // `.option` stays the option's own name ('ttl'), as for every other @Locked option; the message says where.
-        if (error instanceof RedlockConfigError)
-          throw new RedlockConfigError('ttl', `@Locked on ${where}: ${error.message}`);
-        throw error;
-      }
-    }
-    checkCallOptions(options); // a typo (`retryCont`) is refused here, naming it
-    checkLockMode(options); // `mode` / `limit` refused at decoration time, naming the option
-    resolveHoldOptions(options, options.ttl);
-    // Refuse malformed retry settings now; how they combine with the module's options is checked per call.
-    resolveRetryOptions(
-      {
-        retryCount: 0,
-        retryDelay: options.retryDelay ?? Number.MAX_SAFE_INTEGER,
-        retryJitter: 0,
-        acquireTimeout: undefined,
-      },
-      options,
-    );
+    checkLockedOptions(options, where);
     const resourcesOf = compileLockKey(key, parameterNamesOf(original as (...args: never[]) => unknown), where);
     const declaresObservable = isObservable(
       (Reflect.getMetadata('design:returntype', target, propertyKey) as { prototype?: unknown } | undefined)?.prototype,
@@ -197,39 +197,7 @@ export function Locked(key: LockKey, ttlOrOptions?: number | LockedOptions): Loc
             run as () => Observable<unknown>,
           );
         }
-        return new Promise((resolve, reject) => {
-          let handedOut = false;
-          // An Observable met at run time (returned, or resolved by an async method) keeps the lock while subscribed.
-          const handOut = (result: unknown): unknown => {
-            if (!isObservable(result)) return result;
-            handedOut = true;
-            // Subscribed later by the caller: run the subscription in the lock's call chain all the same.
-            const inLock = AsyncLocalStorage.snapshot();
-            const source = new Observable<unknown>((subscriber) => inLock(() => result.subscribe(subscriber)));
-            const relocked = lockedObservable(
-              (body) => service.using(resources, options.ttl, body, options),
-              () => result,
-            );
-            return new Promise<void>((done, fail) =>
-              resolve(heldObservable(source, done, fail, () => settled, relocked, options.ttl ?? service.options.ttl)),
-            );
-          };
-          const settled: Promise<unknown> = service.using(
-            resources,
-            options.ttl,
-            () => {
-              const result = run();
-              return isPromiseLike(result) ? Promise.resolve(result).then(handOut) : handOut(result);
-            },
-            options,
-          );
-          settled.then(
-            (value) => {
-              if (!handedOut) resolve(value);
-            },
-            (error: unknown) => handedOut || reject(error),
-          );
-        });
+        return lockedCall(service, resources, options, run);
       };
     }
 
