@@ -254,15 +254,20 @@ for i = 2, 4 do
 end
 return 1`,
   /**
-   * KEYS: lock key, queue; ARGV: value, queue entry. Undoes a failed ticketed attempt: deletes the
-   * value while the ticket is still queued (a grant of this attempt). A key handed over by a release
-   * (the ticket has left the queue) stays: the waiter counts it (docs/handoff.md §3). Only a direct
-   * ticket (`id ttl value`) is ever handed its value: a fenced ticket's entry is its id, a release
-   * gives it a reservation, so its value is always this attempt's and goes even when the ticket left
-   * the queue otherwise (its lease lapsed while the waiter stalled, and another script pruned it).
+   * KEYS: lock key, queue, claims; ARGV: value, queue entry, took ('1' when this attempt's reply from
+   * this master said it set the value itself: granted, not handed). Undoes a failed ticketed attempt:
+   * deletes the value while the ticket is still queued (a grant of this attempt). A key handed over
+   * by a release (the ticket has left the queue) stays: the waiter counts it (docs/handoff.md §3).
+   * Only a direct ticket (`id ttl value`) is ever handed its value: a fenced ticket's entry is its
+   * id, a release gives it a reservation, so its value is always this attempt's and goes even when
+   * the ticket left the queue otherwise (its lease lapsed while the waiter stalled, and another
+   * script pruned it). So does a direct ticket's value that this attempt set itself, unless a release
+   * has handed the value over since (a handover leaves `h<value>` in the claims: see HAND).
    */
   undo: `
-if redis.pcall('get', KEYS[1]) == ARGV[1] and (redis.call('zscore', KEYS[2], ARGV[2]) or not string.find(ARGV[2], ' ', 1, true)) then
+if redis.pcall('get', KEYS[1]) ~= ARGV[1] then return 0 end
+if redis.call('zscore', KEYS[2], ARGV[2]) or not string.find(ARGV[2], ' ', 1, true)
+  or (ARGV[3] == '1' and redis.call('hexists', KEYS[3], 'h' .. ARGV[1]) == 0) then
   redis.call('del', KEYS[1])
   return 1
 end
@@ -492,9 +497,21 @@ export function shouldYield(replies: readonly unknown[]): boolean {
   return arrays.some((r) => r[0] === 1) && arrays.some((r) => r[0] === 0 && r[4] === 1);
 }
 
-/** Undoes a failed ticketed attempt on one master, leaving a key a release handed over (see `undo`). */
-export function undoTicketed(master: Master, key: string, value: string, ticket: HandoffTicket): Promise<number> {
-  return handoffClient(master).quorumLockTicketUndo(2, key, queueKeysOf(key, master)[0], value, memberOf(ticket));
+/**
+ * Undoes a failed ticketed attempt on one master, leaving a key a release handed over (see `undo`).
+ * `reply`: the attempt's reply from that master, if any: a grant that was not a handover tells the
+ * master that the attempt set the value itself.
+ */
+export function undoTicketed(
+  master: Master,
+  key: string,
+  value: string,
+  ticket: HandoffTicket,
+  reply?: unknown,
+): Promise<number> {
+  const [, queue, , claims] = handoffKeysOf(key, master);
+  const took = Array.isArray(reply) && reply[0] === 1 && reply[3] === 0 ? '1' : '0';
+  return handoffClient(master).quorumLockTicketUndo(3, key, queue, claims, value, memberOf(ticket), took);
 }
 
 /**

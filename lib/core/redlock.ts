@@ -915,7 +915,8 @@ export class Redlock {
             this.#masters.filter((_, i) => !refused[i]),
             this.quorum,
             context.timeout,
-            (m) => undoTicketed(m, request.keys[0], request.value, ticket),
+            (m) =>
+              undoTicketed(m, request.keys[0], request.value, ticket, started.round.replies[this.#masters.indexOf(m)]),
             () => true,
           ).settled;
         },
