@@ -85,13 +85,20 @@ if #dead > 0 then redis.call('zremrangebyscore', KEYS[3], '-inf', now) end`;
  * The ticket a free key (or a release's handover) goes to: the first in the queue whose claim has
  * not lapsed (docs/handoff.md §4), with its score and claim deadline; nil when every ticket's has
  * (only the first 16 are looked at). A ticket without a claim (queued by an older version) claims.
+ * A ticket without a lease is dropped: nothing would ever prune it (an evicting master dropped the
+ * leases key but not the queue's), and without a claim either it would hold the key back for good.
  */
 const CLAIMANT = `
 local function claimant(now)
   local q = redis.call('zrange', KEYS[2], 0, 15, 'withscores')
   for i = 1, #q, 2 do
-    local d = tonumber(redis.call('hget', KEYS[4], 'd' .. q[i]))
-    if not d or d > now then return q[i], tonumber(q[i + 1]), d end
+    if redis.call('zscore', KEYS[3], q[i]) then
+      local d = tonumber(redis.call('hget', KEYS[4], 'd' .. q[i]))
+      if not d or d > now then return q[i], tonumber(q[i + 1]), d end
+    else
+      redis.call('zrem', KEYS[2], q[i])
+      redis.call('hdel', KEYS[4], 'w' .. q[i], 'd' .. q[i])
+    end
   end
   return nil
 end`;
