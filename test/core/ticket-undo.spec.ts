@@ -68,7 +68,13 @@ describe("a failed ticketed attempt's undo", () => {
     const key = 'lock:undo-rehanded';
     const waiter: HandoffTicket = { ...ticket('waiter-f', 5_000), handover: { value: 'value-f', ttl: 5_000 } };
     // Its own write (a short TTL) lapses while the ticket stays queued...
-    const reply = await ticketed.send(m, { keys: [key], value: 'value-f', ttl: 50, ticket: waiter });
+    const reply = await ticketed.send(m, {
+      keys: [key],
+      counters: undefined,
+      value: 'value-f',
+      ttl: 50,
+      ticket: waiter,
+    });
     expect(reply).toEqual([1, 0, expect.any(Number), 0]);
     expect(await waitFor(async () => (await set.clients[0].exists(key)) === 0)).toBe(true);
     // ...a newcomer takes the free key and its release hands it to the queued ticket: the same value.
