@@ -249,10 +249,13 @@ function compileCopies(copies: Mutant[]): string[] {
   });
 }
 
-/** One short phase per planted bug, each with its own compiled copy of the library. */
 /** The planted bugs whose pass is the cluster phase (chaos/cluster-phase.ts), with their compiled copies. */
 const clusterMutants: { mutant: Mutant; lib: string }[] = [];
 
+/**
+ * One short phase per planted bug, each with its own compiled copy of the library; a bug whose pass
+ * is the cluster phase goes to `clusterMutants` instead.
+ */
 function mutantPhases(args: Args): PhaseSpec[] {
   const chosen = MUTANTS.filter((m) => !args.mutant || args.mutant.split(',').includes(m.name));
   if (chosen.length === 0)
@@ -267,6 +270,7 @@ function mutantPhases(args: Args): PhaseSpec[] {
   return specs;
 }
 
+/** The chaos phase of a planted bug's pass. */
 function mutantSpec(m: Mutant, fault: FaultKind, lib: string, args: Args, i: number): PhaseSpec {
   return {
     id: `m${String(i + 1).padStart(2, '0')}`,
