@@ -15,7 +15,7 @@
  * (deleted or evicted), or the restart guard was off and a master holding it was wiped. Everything
  * else fails the run, as do the other checks listed in `PhaseCheck.problems`.
  */
-import { analyseHistory, mastersHolding, mastersRenewing, type HistoryAnalysis } from './history.js';
+import { analyseHistory, mastersHolding, mastersRenewing, type HistoryAnalysis, type Holding } from './history.js';
 import { longestUnstalledMs, unstalledMs } from './loop-lag.js';
 import type { PhaseResult } from './phase.js';
 import type { ClientPause, FaultBand, SectionRecord } from './types.js';
@@ -184,6 +184,8 @@ export interface PhaseCheck {
     orphanKeys: number;
     /** Keys of failed attempts left to expire, excused by a cause shown. */
     orphansExcused: number;
+    /** Of those, direct handovers their waiter could not count, left after two claim windows to live out their TTL. */
+    handedExcused: number;
     /** Locks lost with no fault and no pause of the holder to explain it. */
     unexplainedLosses: number;
     /** Of those, losses with no extend() attempted for half a TTL before (renewal gone silent): these fail the run. */
@@ -479,8 +481,47 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
         .map((x) => x.client),
     ]),
   ];
+  // A direct handover that its waiter could not count (the release reached fewer than a quorum, or
+  // its messages and replies were lost) is by design renewed by the waiter's attempts for at most
+  // two claim windows after it, then lives out its TTL (docs/handoff.md, lib/kinds/mutex/handoff.ts
+  // `acquire`). The claim window is the library's from the run's settings: retry delay + jitter +
+  // commandTimeout + 100 ms. Excused only when the masters' history shows exactly that: the value
+  // was set on that master by another value's script (a release, a withdrawal or a yield handing it
+  // over), no renewal there came later than two claim windows after it, and no waiter that could
+  // own it gave up (passing a handed value on) more than a command timeout before it expired.
+  const claimWindow = (result.retryDelay ?? 0) + (result.retryJitter ?? 0) + result.commandTimeout + 100;
+  const handedAt = new Map<string, number[]>();
+  for (const e of result.masterEvents ?? []) {
+    if (e.kind !== 'cmd' || !e.lua || e.args[0].toLowerCase() !== 'set' || e.sv === undefined) continue;
+    if (e.sv === e.args[2] || e.args[2].startsWith('~')) continue;
+    const at = `${e.m} ${e.args[1]} ${e.args[2]}`;
+    handedAt.set(at, [...(handedAt.get(at) ?? []), e.t]);
+  }
+  // A direct ticket's value begins with its order and its id, whose first 8 characters are its
+  // instance's tag (lib/kinds/mutex/handoff.ts `handoverValue`): the client that owns a handed value.
+  const tagOf = (value: string) => /^\d+\.([\w-]{8})/.exec(value)?.[1];
+  const clientOfTag = new Map<string, string>();
+  for (const x of sections) {
+    const tag = tagOf(x.value);
+    if (tag) clientOfTag.set(tag, x.client);
+  }
+  const handedUncounted = (h: Holding, candidates: string[]): boolean => {
+    const hand = handedAt.get(`${h.m} ${h.key} ${h.value}`)?.find((t) => Math.abs(t - h.from) < 1);
+    if (hand === undefined) return false;
+    const tag = tagOf(h.value);
+    const owners = tag && clientOfTag.has(tag) ? [clientOfTag.get(tag)!] : candidates;
+    if (h.renewals.some((t) => t > hand + 2 * claimWindow + 5)) return false;
+    return !result.failures.some(
+      (f) =>
+        `lock:${f.resource}` === h.key &&
+        owners.includes(f.client) &&
+        f.requestedAt <= hand &&
+        f.failedAt + result.commandTimeout < h.to,
+    );
+  };
   let orphanKeys = 0;
   let orphansExcused = 0;
+  let handedExcused = 0;
   let orphanExample = '';
   for (const [value, holdings] of history.byValue) {
     if (sectionValues.has(value)) continue;
@@ -495,6 +536,11 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
         owners.every((c) => result.pauses.some((p) => p.client === c && p.start <= h.to && p.end >= h.from));
       if (faultOnPath(h.m, owners, rel ?? h.from, rel ?? h.to) || ownerStalled || pausedOwner) {
         orphansExcused++;
+        continue;
+      }
+      if (handedUncounted(h, owners)) {
+        orphansExcused++;
+        handedExcused++;
         continue;
       }
       orphanKeys++;
@@ -957,6 +1003,7 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
       foreignAfterReload,
       orphanKeys,
       orphansExcused,
+      handedExcused,
       unexplainedLosses,
       silentLosses,
       records: {

@@ -19,7 +19,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { Redlock, type Lock } from 'nestjs-quorum-lock';
+import type { Lock, Redlock as RedlockClass } from 'nestjs-quorum-lock';
 import type { RedisMaster } from '../tools/redis-masters.js';
 import { clusterSlotOf, startRedisClusters, type RedisCluster, type RedisClusters } from '../tools/redis-clusters.js';
 
@@ -148,7 +148,13 @@ async function failOver(clusters: readonly RedisCluster[], key: string, kind: Fa
   return promoted.every(Boolean);
 }
 
-async function runPass(clusters: RedisClusters, guard: boolean, seconds: number, log: (line: string) => void) {
+async function runPass(
+  Redlock: typeof RedlockClass,
+  clusters: RedisClusters,
+  guard: boolean,
+  seconds: number,
+  log: (line: string) => void,
+) {
   const nodes = clusters.clusters.map((c) => ({ cluster: c.startupNodes }));
   const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
   const contenders = Array.from(
@@ -257,15 +263,20 @@ async function runPass(clusters: RedisClusters, guard: boolean, seconds: number,
 export async function runClusterPhase(options: {
   seconds: number;
   log: (line: string) => void;
+  /** The library to load (a planted bug's compiled copy, chaos/mutants.ts); by default the built package. */
+  lib?: string;
+  /** The guarded pass only (a planted bug's pass: the control shows nothing new). */
+  guardedOnly?: boolean;
 }): Promise<ClusterPhaseResult> {
+  const { Redlock } = (await import(options.lib ?? 'nestjs-quorum-lock')) as { Redlock: typeof RedlockClass };
   const clusters = await startRedisClusters(3, { shards: 3, replicas: 1 });
   try {
     const passes: ClusterPassResult[] = [];
-    for (const guard of [false, true]) {
+    for (const guard of options.guardedOnly ? [true] : [false, true]) {
       options.log(
         `cluster-failover, restart guard ${guard ? 'on' : 'off'}: 3 clusters × 3 shards + replicas, ${CONTENDERS} contenders`,
       );
-      const pass = await runPass(clusters, guard, options.seconds, options.log);
+      const pass = await runPass(Redlock, clusters, guard, options.seconds, options.log);
       options.log(
         `  ${pass.holdings} holdings, ${pass.failovers} double failovers (${pass.skipped} skipped), violations ${pass.violations}, token inversions ${pass.tokenInversions}, gave up ${pass.gaveUp}`,
       );

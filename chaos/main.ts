@@ -249,24 +249,42 @@ function compileCopies(copies: Mutant[]): string[] {
   });
 }
 
-/** One short phase per planted bug, each with its own compiled copy of the library. */
+/** The planted bugs whose pass is the cluster phase (chaos/cluster-phase.ts), with their compiled copies. */
+const clusterMutants: { mutant: Mutant; lib: string }[] = [];
+
+/**
+ * One short phase per planted bug, each with its own compiled copy of the library; a bug whose pass
+ * is the cluster phase goes to `clusterMutants` instead.
+ */
 function mutantPhases(args: Args): PhaseSpec[] {
   const chosen = MUTANTS.filter((m) => !args.mutant || args.mutant.split(',').includes(m.name));
   if (chosen.length === 0)
     throw new Error(`unknown mutant ${args.mutant}; known: ${MUTANTS.map((m) => m.name).join(', ')}`);
   const libs = compileCopies(chosen); // throws if a patch no longer applies
-  return chosen.map((m, i) => ({
+  const specs: PhaseSpec[] = [];
+  chosen.forEach((m, i) => {
+    const fault = m.phase.fault;
+    if (fault === 'cluster-failover') clusterMutants.push({ mutant: m, lib: libs[i] });
+    else specs.push(mutantSpec(m, fault, libs[i], args, i));
+  });
+  return specs;
+}
+
+/** The chaos phase of a planted bug's pass. */
+function mutantSpec(m: Mutant, fault: FaultKind, lib: string, args: Args, i: number): PhaseSpec {
+  return {
     id: `m${String(i + 1).padStart(2, '0')}`,
-    fault: m.phase.fault,
+    fault,
     guard: m.phase.guard,
     fencing: true,
     seconds: Math.max(args.seconds, m.phase.seconds ?? 0),
-    title: m.phase.fault,
-    lib: libs[i],
+    title: fault,
+    lib,
     mutant: m.name,
+    clients: m.phase.clients,
     variants: m.phase.variants,
     settings: { ...(m.phase.ttl ? { ttl: m.phase.ttl } : {}), ...m.phase.settings },
-  }));
+  };
 }
 
 function clockCheck(pongs: PingPong[], offsetDrifts: number[]): ClockCheck {
@@ -373,6 +391,7 @@ async function main(): Promise<number> {
   const rows: { result: PhaseResult; check: PhaseCheck }[] = [];
   let leadership: LeadershipResult | undefined;
   let clusterPhase: ClusterPhaseResult | undefined;
+  const clusterVerdicts: Parameters<typeof renderMutants>[0] = [];
   const pongs: PingPong[] = [];
   const offsetDrifts: number[] = [];
   try {
@@ -441,6 +460,27 @@ async function main(): Promise<number> {
         `  ${leadership.terms} terms, overlaps ${leadership.overlaps}, token inversions ${leadership.tokenInversions}, missed takeovers ${leadership.missedTakeovers}; takeovers: ${times}`,
       );
     }
+    for (const { mutant, lib } of args.mutants ? clusterMutants : []) {
+      console.log(`mutant ${mutant.name}: cluster-failover, guarded pass only`);
+      const result = await runClusterPhase({
+        seconds: Math.max(args.seconds, mutant.phase.seconds ?? 0),
+        log: (line) => console.log(line),
+        lib,
+        guardedOnly: true,
+      });
+      const pass = result.passes[0];
+      clusterVerdicts.push({
+        mutant,
+        phase: `cluster-failover: 3 Redis Clusters as nodes, shard primaries failed over (${pass.failovers} double failovers), restart guard on`,
+        cycles: { total: pass.holdings, hot: pass.holdings, cold: 0, viaLocked: 0, viaUsing: 0 },
+        caughtBy: [
+          ...(pass.violations ? [{ check: 'mutual exclusion', count: pass.violations, detail: '' }] : []),
+          ...(pass.tokenInversions
+            ? [{ check: 'fencing-token inversion', count: pass.tokenInversions, detail: '' }]
+            : []),
+        ],
+      });
+    }
     if (!args.mutants && (!args.phases || args.phases.includes('cluster-failover' as FaultKind))) {
       // Each failover takes a few seconds and is followed by the guard's TTL: a phase of several.
       clusterPhase = await runClusterPhase({ seconds: Math.max(args.seconds, 30), log: (line) => console.log(line) });
@@ -459,12 +499,15 @@ async function main(): Promise<number> {
   const clock = clockCheck(pongs, offsetDrifts);
   if (args.mutants) {
     mkdirSync(args.out, { recursive: true });
-    const verdicts = rows.map(({ result, check }) => ({
-      mutant: MUTANTS.find((m) => m.name === result.spec.mutant)!,
-      phase: phaseTitle(result),
-      cycles: check.cycles,
-      caughtBy: check.problems,
-    }));
+    const verdicts = [
+      ...rows.map(({ result, check }) => ({
+        mutant: MUTANTS.find((m) => m.name === result.spec.mutant)!,
+        phase: phaseTitle(result),
+        cycles: check.cycles,
+        caughtBy: check.problems,
+      })),
+      ...clusterVerdicts,
+    ];
     writeFileSync(
       join(args.out, 'mutants-report.md'),
       renderMutants(verdicts, {

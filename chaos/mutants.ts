@@ -15,15 +15,20 @@ export interface Mutant {
   bug: string;
   /** Edits to files under lib/: `find` must occur exactly once. */
   patches: { file: string; find: string; replace: string }[];
-  /** The short chaos pass that should catch it: fault type, restart guard. */
+  /**
+   * The short chaos pass that should catch it: fault type, restart guard. `cluster-failover`: the
+   * cluster phase's guarded pass (chaos/cluster-phase.ts), in the harness's process.
+   */
   phase: {
-    fault: FaultKind;
+    fault: FaultKind | 'cluster-failover';
     guard: boolean;
     variants?: number[];
     ttl?: number;
     settings?: Partial<Settings>;
     /** Seconds of faults when the run's (8) are too few for the bug to show. */
     seconds?: number;
+    /** Client processes, when the run's (4) are too few. */
+    clients?: number;
   };
 }
 
@@ -213,6 +218,23 @@ export const MUTANTS: Mutant[] = [
       settings: { hotResources: 1, hotLongShare: 1, hotLongHoldMs: [1_500, 2_500], userClients: ['c1', 'c2'] },
     },
   },
+  // Cluster shards are vetted like masters (lib/backend/cluster/cluster-identity.ts, master-monitor.ts `vetRoutes`).
+  {
+    name: 'shard-failover-trusted',
+    bug: "a cluster node whose shard failed over (a replica promoted in its primary's place) is not distrusted",
+    patches: [
+      {
+        file: 'backend/cluster/cluster-identity.ts',
+        find: "change: owners.has(now.nodeId) ? 'slot-moved' : 'failover',",
+        replace: "change: owners.has(now.nodeId) ? 'slot-moved' : 'same',",
+      },
+    ],
+    // The cluster phase's guarded pass: the shard serving a held key fails over on two of the three
+    // cluster nodes at once (killed, or FAILOVER FORCE / TAKEOVER) and the promoted replica lacks the
+    // key. A library that trusts the promoted replica at once grants the held lock again (the control
+    // pass, guard off, does so about once per double failover).
+    phase: { fault: 'cluster-failover', guard: true, seconds: 60 },
+  },
   // Waiting: queue bookkeeping that strands a free key.
   {
     name: 'expired-tickets-never-pruned',
@@ -224,9 +246,13 @@ export const MUTANTS: Mutant[] = [
         replace: 'local dead = {}',
       },
     ],
-    // Queues of one TTL before restored on three masters: tickets long gone come back first.
+    // Queues of one TTL before restored on three masters without their claims hash (evicted, or an
+    // AOF from before claims): tickets long gone come back first and, with no claim deadline, claim
+    // until their leases lapse. Pruned at once, they are harmless; never pruned, they keep a free key
+    // from every waiter on a majority. (With the claims hash restored too, a dead ticket's claim has
+    // lapsed before its lease: left in the queue it only lengthens the ranks waiters read.)
     // 14 s: a key stranded after the restart guard's window must outlast the waiting bound.
-    phase: { fault: 'lagging-restart', guard: true, variants: [3], settings: HOT, seconds: 14 },
+    phase: { fault: 'lagging-restart', guard: true, variants: [7], settings: HOT, seconds: 14 },
   },
 ];
 

@@ -525,7 +525,31 @@ async function setFakeOffset(cluster: Cluster, offsetMs: number): Promise<void> 
   cluster.history?.clockSet(FAKED.master, offsetMs);
 }
 
-/** The lock keys' companions (the handoff's queues and leases: every key of the phase that is not a string), dumped. */
+/**
+ * Every key of the phase on one master in one script: a point-in-time image, as an AOF or a snapshot
+ * brings back. Read key by key, a hot key's queue, leases and claims came from different instants: a
+ * ticket queued between the reads came back in the queue with no lease (never pruned) and no claim
+ * deadline (a claim that never lapses), and held the key back from every other waiter for as long
+ * as traffic kept the restored queue alive. Replies `{key, type, dump, pttl, value}` per key (the
+ * value of a string, else '').
+ */
+const SNAPSHOT_LUA = `
+local out, cursor = {}, '0'
+repeat
+  local r = redis.call('scan', cursor, 'match', ARGV[1], 'count', 1000)
+  cursor = r[1]
+  for _, k in ipairs(r[2]) do
+    local t = redis.call('type', k).ok
+    if t ~= 'string' or ARGV[2] == '1' then
+      local v = ''
+      if t == 'string' then v = redis.call('get', k) end
+      out[#out + 1] = {k, t, redis.call('dump', k), redis.call('pttl', k), v}
+    end
+  end
+until cursor == '0'
+return out`;
+
+/** The lock keys' companions (the handoff's queues, leases and claims: every key of the phase that is not a string), dumped at one instant. */
 async function dumpQueues(
   inspector: Inspector,
   m: number,
@@ -535,22 +559,18 @@ async function dumpQueues(
   const c = inspector.clients[m];
   const out: { key: string; pttl: number; dump: Buffer; value?: string }[] = [];
   try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await c.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-      cursor = next;
-      for (const key of keys) {
-        const string = (await c.type(key)) === 'string';
-        if (string && !withLockKeys) continue;
-        const [dump, pttl, value] = await Promise.all([
-          c.dumpBuffer(key),
-          c.pttl(key),
-          string ? c.get(key) : Promise.resolve(undefined),
-        ]);
-        if (dump && (!string || pttl > 0))
-          out.push({ key, pttl: pttl > 0 ? pttl : 0, dump, value: value ?? undefined });
-      }
-    } while (cursor !== '0');
+    const rows = (await c.callBuffer('EVAL', SNAPSHOT_LUA, 0, pattern, withLockKeys ? '1' : '0')) as [
+      Buffer,
+      Buffer,
+      Buffer,
+      number,
+      Buffer,
+    ][];
+    for (const [key, type, dump, pttl, value] of rows) {
+      const string = type.toString() === 'string';
+      if (string && pttl <= 0) continue;
+      out.push({ key: key.toString(), pttl: pttl > 0 ? pttl : 0, dump, value: string ? value.toString() : undefined });
+    }
   } catch {
     // the master did not answer: nothing to restore
   }
@@ -592,6 +612,10 @@ export const schedules: Record<FaultKind, (ctx: NemesisContext) => Promise<Fault
     const whole = ctx.variant % 5 === 4;
     const older = !whole && ctx.variant % 2 === 1;
     const majority = whole || ctx.variant % 4 >= 2;
+    // Variants 5 and up: the claims hash is lost too (an evicting master dropped it, or the AOF is
+    // from a version before claims): the tickets that come back claim until their leases lapse, and
+    // only the pruning of lapsed tickets ends that (the `expired-tickets-never-pruned` pass).
+    const claimsLost = ctx.variant >= 5;
     // Nothing lost: the kill hits a long hold early in its section, so that its release comes after
     // the clients are back on the restarted masters and inside their amnesia window (a TTL from the
     // kill, less drift): those masters hand the key to the next ticket while the guard distrusts them.
@@ -605,14 +629,16 @@ export const schedules: Record<FaultKind, (ctx: NemesisContext) => Promise<Fault
     ).sort();
     const pattern = `lock:${ctx.phase}:*`;
     const dumpAll = () => Promise.all(victims.map((m) => dumpQueues(ctx.cluster.inspector, m, pattern, whole)));
-    let queues = await dumpAll();
+    const withoutClaims = (q: Awaited<ReturnType<typeof dumpAll>>) =>
+      claimsLost ? q.map((keys) => keys.filter((k) => !k.key.endsWith(':handoff:claim'))) : q;
+    let queues = withoutClaims(await dumpAll());
     if (older) await sleep(ctx.ttl);
-    else queues = await dumpAll();
+    else queues = withoutClaims(await dumpAll());
     const b = openBand(
       ctx,
       'lagging-restart',
-      `${majority ? 'majority' : 'single'}, ${whole ? 'nothing lost' : older ? 'older snapshot' : 'last second lost'}`,
-      `${names(victims)} killed -9, back with ${queues.map((q) => q.length).join('/')} ${whole ? 'keys (lock keys too)' : 'queue keys'} ${older ? 'of one TTL before' : 'of the kill'}${whole ? '' : ' and no lock keys'}${found ? ` (a fresh lock there was on ${found.holders.length} of ${ctx.cluster.size})` : ''}`,
+      `${majority ? 'majority' : 'single'}, ${whole ? 'nothing lost' : older ? 'older snapshot' : 'last second lost'}${claimsLost ? ', claims lost' : ''}`,
+      `${names(victims)} killed -9, back with ${queues.map((q) => q.length).join('/')} ${whole ? 'keys (lock keys too)' : 'queue keys'} ${older ? 'of one TTL before' : 'of the kill'}${whole ? '' : ' and no lock keys'}${claimsLost ? ', the claims hash lost' : ''}${found ? ` (a fresh lock there was on ${found.holders.length} of ${ctx.cluster.size})` : ''}`,
       victims,
       [],
     );

@@ -75,7 +75,7 @@ function exclusiveAttempt(state: EngineState, context: RoundContext, request: Ac
         state.masters.filter((_, i) => !refused[i]),
         state.quorum,
         context.timeout,
-        (m) => undoTicketed(m, request.keys[0], request.value, ticket),
+        (m) => undoTicketed(m, request.keys[0], request.value, ticket, started.round.replies[state.masters.indexOf(m)]),
         () => true,
       ).settled;
     },

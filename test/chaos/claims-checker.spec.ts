@@ -2,7 +2,8 @@
  * The checker's claims and waiting rules on hand-made histories (no Redis): a holder that believes a
  * deadline past the masters' window end fails the run even with no overlap, a grant that needs a
  * master inside its restart's amnesia window fails it, and so does a waiter left idle on a free key
- * past TTL + retry delay + jitter + commandTimeout + 1 s. The same histories within the rules pass.
+ * past TTL + retry delay + jitter + commandTimeout + 1 s; a direct handover its waiter could not count
+ * is excused from "failed attempt left its keys" only as documented. The same histories within the rules pass.
  */
 import { describe, expect, it } from '@jest/globals';
 import { checkPhase, validityOf } from '../../chaos/checker.js';
@@ -206,5 +207,66 @@ describe('waiting', () => {
     const slow = phase([holder, waiter(5_000)], history(5_000));
     slow.stalls = [{ client: 'c2', start: 1_100, end: 4_500 }];
     expect(failed(slow)).not.toContain('waiter idle past its bound');
+  });
+});
+
+describe('keys left by failed attempts', () => {
+  // A release hands the key to c2's direct ticket on two masters only (three were down): c2 cannot
+  // count it, renews it there for up to two claim windows (2 × (60 + 30 + 200 + 100) = 780 ms), and
+  // the value lives out its TTL (docs/handoff.md). c2's values begin with its instance's tag.
+  const HANDED = '950.TAGabcdeQQQQQQ.handed';
+  const earlier = section({
+    id: 'c2:0',
+    client: 'c2',
+    value: '900.TAGabcdeRRRRRR.own',
+    requestedAt: 190,
+    start: 200,
+    end: 210,
+    checkedAt: 205,
+    settledAt: 220,
+    deadline: 195 + validityOf(TTL),
+    claimedDeadline: 195 + validityOf(TTL),
+  });
+  const holder = section({ claimedDeadline: 1_000 + validityOf(TTL) });
+  const handover = (renewals: number[]): MasterEvent[] => [
+    ...writes(earlier.value, [195, 195, 195, 195, 195]),
+    ...release(earlier.value, 215),
+    ...writes('v1', [1_000, 1_001, 1_002, 1_003, 1_004]),
+    ...release('v1', 1_035),
+    ...[0, 1].map((m): MasterEvent => ({
+      t: 1_035.5,
+      m,
+      kind: 'cmd',
+      args: ['set', KEY, HANDED, 'PX', '1000'],
+      lua: true,
+      sv: 'v1',
+    })),
+    ...renewals.flatMap((t) =>
+      [0, 1].map((m): MasterEvent => ({ t, m, kind: 'cmd', args: ['pexpire', KEY, '1000'], lua: true, sv: HANDED })),
+    ),
+  ];
+  const gaveUp = (failedAt: number): FailureRecord => ({
+    phase: 't',
+    client: 'c2',
+    resource: 't:hot:1',
+    hot: true,
+    requestedAt: 1_020,
+    failedAt,
+    kind: 'busy',
+    message: 'busy',
+  });
+
+  it('a direct handover its waiter could not count, renewed for two claim windows at most, is excused', () => {
+    const check = checkPhase(phase([earlier, holder], handover([1_300, 1_700]), [gaveUp(3_000)]));
+    expect(check.problems).toEqual([]);
+  });
+
+  it('renewed later than two claim windows after the handover, or given up on while it lived, it fails the run', () => {
+    expect(failed(phase([earlier, holder], handover([1_300, 1_900]), [gaveUp(3_000)]))).toContain(
+      'failed attempt left its keys',
+    );
+    expect(failed(phase([earlier, holder], handover([1_300, 1_700]), [gaveUp(1_500)]))).toContain(
+      'failed attempt left its keys',
+    );
   });
 });

@@ -13,7 +13,7 @@ import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.
 import { checkPhase } from '../../chaos/checker.js';
 import { InProcessClient } from '../../chaos/inprocess-client.js';
 import { LIBRARY_VARIANTS, MUTANTS, writeMutant } from '../../chaos/mutants.js';
-import { Cluster, Inspector } from '../../chaos/nemesis.js';
+import { Cluster, Inspector, type FaultKind } from '../../chaos/nemesis.js';
 import { runPhase, type Settings } from '../../chaos/phase.js';
 import { ProxyFarm } from '../../chaos/proxy.js';
 import { FencedRegister } from '../../chaos/register.js';
@@ -101,11 +101,11 @@ describe('planted bugs are caught by the chaos checker (in-process, hot contenti
       )) as typeof import('../../lib/index.js');
       const spec = {
         id: `jm-${name}`,
-        fault: mutant.phase.fault,
+        fault: mutant.phase.fault as FaultKind,
         guard: true,
         fencing: true,
         seconds: 4,
-        title: mutant.phase.fault,
+        title: mutant.phase.fault as FaultKind,
         variants: mutant.phase.variants,
       };
       const clients = ['c1', 'c2', 'c3'].map((id) => new InProcessClient(id, lib));

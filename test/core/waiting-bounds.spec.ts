@@ -110,6 +110,29 @@ describe('waiting bounds (5 masters)', () => {
     40_000,
   );
 
+  it('a killed first waiter whose lease and claim the masters lost (evicted key by key) does not hold a free key back for good', async () => {
+    const { resource, key, held } = await heldResource('lease-lost');
+    const { first, waiting } = await firstAndNext(resource, key);
+    first.kill('SIGKILL');
+    // An evicting master drops keys one by one: here the queue's leases and claims, not its order.
+    // The dead waiter's ticket is then in the queue with no lease to lapse and no claim deadline.
+    await Promise.all(set.clients.map((c) => c.del(`${key}:handoff:lease`, `${key}:handoff:claim`)));
+    const ttl = CLAIM_WINDOW;
+    const end = now();
+    await held.extend(ttl);
+    let won: Lock | undefined;
+    void waiting.then((lock) => (won = lock));
+    // Before: the dead ticket was never pruned and claimed the free key for as long as the next
+    // waiter's attempts kept the queue alive; it gave up after its retries.
+    const bound = ttl + 1_000 + SLACK;
+    const served = await waitFor(() => won !== undefined, bound);
+    measured.push(
+      `  first waiter killed, its lease and claim evicted: next waiter ${served ? 'won' : 'had not won'} ${Math.round(now() - end)} ms after the holder's end (key TTL ${ttl} ms)`,
+    );
+    expect(served).toBe(true);
+    await won!.release();
+  }, 40_000);
+
   it('a release after the first waiter was paused for longer than its claim window hands the key to the next waiter', async () => {
     const { resource, key, held } = await heldResource('release-skips');
     const queue = await firstAndNext(resource, key);

@@ -193,9 +193,21 @@ export function shouldYield(replies: readonly unknown[]): boolean {
   return arrays.some((r) => r[0] === 1) && arrays.some((r) => r[0] === 0 && r[4] === 1);
 }
 
-/** Undoes a failed ticketed attempt on one master, leaving a key a release handed over (see `undo`). */
-export function undoTicketed(master: Master, key: string, value: string, ticket: HandoffTicket): Promise<number> {
-  return handoffClient(master).quorumLockTicketUndo(2, key, queueKeysOf(key, master)[0], value, memberOf(ticket));
+/**
+ * Undoes a failed ticketed attempt on one master, leaving a key a release handed over (see
+ * ticket-undo.lua). `reply`: the attempt's reply from that master, if any: a grant that was not a
+ * handover tells the master that the attempt set the value itself.
+ */
+export function undoTicketed(
+  master: Master,
+  key: string,
+  value: string,
+  ticket: HandoffTicket,
+  reply?: unknown,
+): Promise<number> {
+  const [, queue, , claims] = handoffKeysOf(key, master);
+  const took = Array.isArray(reply) && reply[0] === 1 && reply[3] === 0 ? '1' : '0';
+  return handoffClient(master).quorumLockTicketUndo(3, key, queue, claims, value, memberOf(ticket), took);
 }
 
 /**
