@@ -108,6 +108,71 @@ describe('CLI: owner in run and inspect, release --force (built bin, real master
     expect(await set.clients[0].exists(`lock:${resource}`)).toBe(0);
   });
 
+  it('a revoked run: the command gets SIGTERM (it may clean up), and run exits 1 even though the command exited 0', async () => {
+    const resource = resourceName('cli-revoke-term');
+    const started = join(dir, 'term-started');
+    const termed = join(dir, 'term-received');
+    const holder = startRun(
+      '--nodes',
+      nodes,
+      '--resource',
+      resource,
+      '--ttl',
+      String(TTL),
+      '--grace',
+      '30000', // far longer than the test waits: the command ends on SIGTERM, never on SIGKILL
+      '--',
+      'sh',
+      '-c',
+      `trap 'touch ${termed}; exit 0' TERM; touch ${started}; while true; do sleep 0.05; done`,
+    );
+    expect(await waitFor(() => existsSync(started), 15_000)).toBe(true);
+    const released = await built.cli('release', resource, '--force', '--reason', 'operator', '--nodes', nodes);
+    expect(released.code).toBe(0);
+    const end = await holder;
+    expect(existsSync(termed)).toBe(true);
+    expect(end.code).toBe(1);
+    expect(end.stderr).toMatch(/revoked/);
+    expect(end.stderr).toMatch(/SIGTERM/);
+    expect(end.stderr).not.toMatch(/sending SIGKILL/);
+  });
+
+  it('a bad --reason or --owner exits 2 naming it and leaves the holder and the masters as they were', async () => {
+    const resource = resourceName('cli-bad-input');
+    await Promise.all(set.clients.map((c) => c.set(`lock:${resource}`, 'someone', 'PX', 60_000)));
+    const keys = async (): Promise<string[][]> => Promise.all(set.clients.map(async (c) => (await c.keys('*')).sort()));
+    const before = await keys();
+    const long = await built.cli('release', resource, '--force', '--reason', 'x'.repeat(1_025), '--nodes', nodes);
+    expect(long.code).toBe(2);
+    expect(long.stderr).toMatch(/--reason/);
+    const owner = await startRun('--nodes', nodes, '--resource', resource, '--owner', 'two\nlines', '--', 'true');
+    expect(owner.code).toBe(2);
+    expect(owner.stderr).toMatch(/--owner/);
+    const longOwner = await startRun(
+      '--nodes',
+      nodes,
+      '--resource',
+      resource,
+      '--owner',
+      'o'.repeat(257),
+      '--',
+      'true',
+    );
+    expect(longOwner.code).toBe(2);
+    expect(longOwner.stderr).toMatch(/--owner/);
+    expect(await keys()).toEqual(before);
+    expect(await set.clients[0].get(`lock:${resource}`)).toBe('someone');
+  });
+
+  it.each([['release'], ['run']])('%s --help prints the usage of release and run, exit 0', async (command) => {
+    const help = await built.cli(command, '--help');
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/nestjs-quorum-lock release <resource> --force .*\[--reason text\]/);
+    expect(help.stdout).toMatch(
+      /nestjs-quorum-lock run .*--resource R .*\[--owner text\] .*\[--grace 5000\].* -- <command>/,
+    );
+  });
+
   it('--reason and --force belong to release only, and the help text names release', async () => {
     const misplaced = await built.cli('inspect', '--force', '--nodes', nodes);
     expect(misplaced.code).toBe(2);
