@@ -184,6 +184,35 @@ describe('revoke(): remove the current holder whoever it is (3 masters)', () => 
   });
 
   it.each([
+    ['hears it on the channel', {}],
+    ['finds it at its next renewal (wakeOnRelease: false)', { wakeOnRelease: false }],
+  ])(
+    'a lock on several resources: revoking one ends it, and its instance that %s removes its other keys at once',
+    async (_, options) => {
+      const TTL = 9_000;
+      const holder = await set.redlock({ ...options, owner: 'multi' });
+      const waiter = await set.redlock({ retryDelay: 100 });
+      const operator = await set.redlock();
+      const [a, b] = [resourceName('revoke-multi-a'), resourceName('revoke-multi-b')];
+      // Renewed every 3 s: the other key must go at once (or at that renewal), long before it would lapse.
+      const lock = await holder.acquire([a, b], TTL, { autoExtend: true });
+      const waiting = timed(waiter.acquire(b, LONG_TTL, { retryCount: Infinity }));
+
+      expect((await operator.revoke(a, { reason: 'one of two' })).revoked).toBe(true);
+
+      expect(await waitFor(() => lock.signal.aborted, 5_000)).toBe(true);
+      expect((lock.signal.reason as LockLostError).reason).toBe('revoked');
+      // The holder's work has not released it: its instance did, as its keys no longer make a lock.
+      const { value: next, error, ms } = await waiting;
+      expect(error).toBeUndefined();
+      expect(ms).toBeLessThan((TTL * 2) / 3);
+      expect((await operator.inspect(b)).holder).toBe(next!.value);
+      await next!.release();
+      await lock.release(); // removes nothing of the next holder's
+    },
+  );
+
+  it.each([
     ['a reason that is not a string', { reason: 42 }, 'reason'],
     ['a reason over 1024 characters', { reason: 'x'.repeat(1_025) }, 'reason'],
     ['an unknown option', { reasn: 'typo' }, 'reasn'],
