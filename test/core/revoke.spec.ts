@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { LockLostError, RedlockConfigError } from '../../lib/index.js';
+import { LockKeyError, LockLostError, RedlockConfigError } from '../../lib/index.js';
 import { rejectionOf, resourceName, timed, useMasters, waitFor } from '../support/index.js';
 
 /** Long enough that no renewal (a third of it) nor expiry happens while a test waits: only the revocation can end the lock. */
@@ -225,6 +225,20 @@ describe('revoke(): remove the current holder whoever it is (3 masters)', () => 
     const error = await rejectionOf(operator.revoke(resource, options as never));
     expect(error).toBeInstanceOf(RedlockConfigError);
     expect((error as RedlockConfigError).option).toBe(option);
+    expect(await keysOnMasters()).toEqual(before);
+    expect(lock.isHeld).toBe(true);
+    await lock.release();
+  });
+
+  it('refuses an array of resources naming `resource` (it revokes one resource), removing nothing', async () => {
+    const holder = await set.redlock();
+    const operator = await set.redlock();
+    const [a, b] = [resourceName('revoke-array-a'), resourceName('revoke-array-b')];
+    const lock = await holder.acquire(a, LONG_TTL);
+    const before = await keysOnMasters();
+    const error = await rejectionOf(operator.revoke([a, b] as never));
+    expect(error).toBeInstanceOf(LockKeyError);
+    expect((error as Error).message).toMatch(/`resource`/);
     expect(await keysOnMasters()).toEqual(before);
     expect(lock.isHeld).toBe(true);
     await lock.release();
