@@ -137,6 +137,37 @@ describe('CLI: owner in run and inspect, release --force (built bin, real master
     expect(end.stderr).not.toMatch(/sending SIGKILL/);
   });
 
+  it("inspect shows each reader's and each permit holder's owner; release --force removes them all", async () => {
+    const reading = await set.redlock({ owner: 'reader-a' });
+    const reading2 = await set.redlock({ owner: 'reader-b' });
+    const counting = await set.redlock({ owner: 'exporter' });
+    const [catalog, exports] = [resourceName('cli-owner-read'), resourceName('cli-owner-permits')];
+    const readers = [
+      await reading.acquire(catalog, 60_000, { mode: 'read' }),
+      await reading2.acquire(catalog, 60_000, { mode: 'read' }),
+    ];
+    const permit = await counting.acquire(exports, 60_000, { limit: 2 });
+
+    const table = await built.cli('inspect', '--nodes', nodes);
+    const lines = table.stdout.split('\n');
+    const reads = lines.filter((l) => l.startsWith(`${catalog} `));
+    expect(reads.map((l) => /\breader-[ab]\b/.exec(l)?.[0]).sort()).toEqual(['reader-a', 'reader-b']);
+    expect(lines.find((l) => l.startsWith(`${exports} `))).toMatch(/\bpermit 1\/2\b.*\bexporter\b/);
+    const json = JSON.parse((await built.cli('inspect', '--nodes', nodes, '--json', catalog)).stdout) as {
+      locks: { readers: { owner: string }[] }[];
+    };
+    expect(json.locks[0].readers.map((r) => r.owner).sort()).toEqual(['reader-a', 'reader-b']);
+
+    for (const [resource, locks] of [
+      [catalog, readers],
+      [exports, [permit]],
+    ] as const) {
+      const released = await built.cli('release', resource, '--force', '--nodes', nodes);
+      expect(released.code).toBe(0);
+      for (const lock of locks) expect(await waitFor(() => lock.signal.aborted, 5_000)).toBe(true);
+    }
+  });
+
   it('a bad --reason or --owner exits 2 naming it and leaves the holder and the masters as they were', async () => {
     const resource = resourceName('cli-bad-input');
     await Promise.all(set.clients.map((c) => c.set(`lock:${resource}`, 'someone', 'PX', 60_000)));
