@@ -161,6 +161,37 @@ describe('revoke(): remove the current holder whoever it is (3 masters)', () => 
     await writer!.release();
   });
 
+  it.each([
+    ['read lock (two readers), a writer', { mode: 'read' as const }, {}],
+    ['counting lock (both permits), a third permit holder', { limit: 2 }, { limit: 2 }],
+  ])('revoking a %s waiting in another instance gets it at once, not at its next retry', async (_, held, wanted) => {
+    const one = await set.redlock();
+    const two = await set.redlock();
+    const waiter = await set.redlock({ retryDelay: 20_000, retryJitter: 0 });
+    const operator = await set.redlock();
+    const resource = resourceName('revoke-shared-waiter');
+    const holders = [await one.acquire(resource, LONG_TTL, held), await two.acquire(resource, LONG_TTL, held)];
+    const waiting = timed(waiter.acquire(resource, LONG_TTL, wanted));
+    // It waits for a release (or its retry, 20 s away), listening on the key's release channel on every master.
+    const listening = async (): Promise<boolean> =>
+      (
+        await Promise.all(
+          set.clients.map(
+            (c) => c.call('PUBSUB', 'NUMSUB', `__quorum-lock__:lock:${resource}`) as Promise<[string, number]>,
+          ),
+        )
+      ).every(([, n]) => Number(n) > 0);
+    expect(await waitFor(listening, 5_000)).toBe(true);
+
+    expect((await operator.revoke(resource)).revoked).toBe(true);
+
+    const { value: next, error, ms } = await waiting;
+    expect(error).toBeUndefined();
+    expect(ms).toBeLessThan(20_000);
+    for (const h of holders) expect(await waitFor(() => h.signal.aborted, 5_000)).toBe(true);
+    await next!.release();
+  });
+
   it('removes every permit holder of a counting lock, and its limit record', async () => {
     const one = await set.redlock({ owner: 'permit-a' });
     const two = await set.redlock({ owner: 'permit-b' });
