@@ -38,6 +38,19 @@ describe('adopt() meets owner and revoke() (3 masters)', () => {
     expect(result).toEqual({ revoked: true, holder: lock.value, owner: 'http-route' });
   });
 
+  it('a lock whose owner is the longest allowed (256 characters, 3 bytes each in UTF-8) can be adopted', async () => {
+    const owner = '日'.repeat(256);
+    const route = await set.redlock({ owner });
+    const worker = await set.redlock();
+    const resource = resourceName('adopt-long-owner');
+    const lock = await route.acquire(resource, LONG_TTL);
+    const adopted = await worker.adopt(viaJson(lock));
+    expect(adopted.value).toBe(lock.value);
+    expect((await worker.inspect(resource)).owner).toBe(owner);
+    await adopted.release();
+    expect(lock.isHeld).toBe(true); // its instance finds out at its next extension
+  });
+
   it.each([
     ['an exclusive lock', {}],
     ['a read lock', { mode: 'read' as const }],
