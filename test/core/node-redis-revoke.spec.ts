@@ -7,7 +7,7 @@ import { resourceName, useMasters, waitFor } from '../support/index.js';
 const LONG_TTL = 60_000;
 
 /**
- * `owner` and `revoke()` on masters given as node-redis v5 clients: the owner is stored and read
+ * `owner`, `revoke()` and `adopt()` on masters given as node-redis v5 clients: the owner is stored and read
  * back through them, the revoke script runs through them, and the revocation channel is heard
  * through the subscriber connections the library opens from them.
  */
@@ -77,6 +77,18 @@ describe('owner and revoke() through node-redis clients (3 masters)', () => {
     const error = await lostError(lock);
     expect(error.reason).toBe('revoked');
     expect(error.message).toContain('quiet');
+  });
+
+  it('a lock acquired through ioredis is adopted through node-redis clients; revoking it ends both', async () => {
+    const route = await set.redlock({ owner: 'route' });
+    const worker = await set.redlock({ nodes: nodeRedisNodes(3) });
+    const resource = resourceName('nr-adopt');
+    const lock = await route.acquire(resource, LONG_TTL);
+    const adopted = await worker.adopt(JSON.parse(JSON.stringify(lock.toHandle())) as ReturnType<Lock['toHandle']>);
+    await adopted.extend(LONG_TTL);
+    expect((await worker.inspect(resource)).owner).toBe('route');
+    expect((await worker.revoke(resource)).revoked).toBe(true);
+    for (const holder of [adopted, lock]) expect((await lostError(holder)).reason).toBe('revoked');
   });
 
   it('revoke removes every reader held through node-redis clients, and each reader hears it', async () => {
