@@ -36,7 +36,11 @@ for (const path of [...filesUnder('dist/cjs')]) {
     text = JSON.stringify(map);
   } else if (path.endsWith('.js')) {
     target = path.slice(0, -'.js'.length) + '.cjs';
-    text = text.replace(relativeJs, '$1$2.cjs$1').replace(/(\/\/# sourceMappingURL=.*)\.js\.map$/m, '$1.cjs.map');
+    text = text
+      .replace(relativeJs, '$1$2.cjs$1')
+      .replace(/(\/\/# sourceMappingURL=.*)\.js\.map$/m, '$1.cjs.map')
+      // CommonJS has no import.meta: the file's own URL (a lazy require of an optional peer resolves from it).
+      .replace(/\bimport\.meta\.url\b/g, "require('node:url').pathToFileURL(__filename).href");
   }
   writeFileSync(target, text);
   if (target !== path) rmSync(path);

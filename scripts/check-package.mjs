@@ -83,6 +83,16 @@ check(
   `require('nestjs-quorum-lock/core') loads no @nestjs module (${coreOnly.stdout.trim()} loaded)`,
 );
 
+// ... and no rxjs until `Leadership.changes` is read (the CommonJS build finds it from its own file, too).
+const lazyRxjs = node([
+  '-e',
+  `const { Redlock } = require('nestjs-quorum-lock/core'); const rx = () => Object.keys(require.cache).filter((f) => f.includes('/node_modules/rxjs/')).length; const before = rx(); const r = new Redlock({ nodes: ['redis://127.0.0.1:1'], restartGuard: false, logger: { log() {}, warn() {}, error() {} } }); const l = r.lead('x'); l.changes.subscribe(() => undefined); console.log(before, rx()); process.exit(before === 0 && rx() > 0 ? 0 : 1)`,
+]);
+check(
+  lazyRxjs.status === 0,
+  `require('nestjs-quorum-lock/core') loads rxjs only once Leadership.changes is read (${lazyRxjs.stdout.trim()} before, after)`,
+);
+
 // An invalid option throws from lib/options/redlock-options.ts; with --enable-source-maps its frames name the sources.
 const frames = {
   require: node([

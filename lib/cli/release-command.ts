@@ -1,5 +1,6 @@
 import { redact } from '../util/redact.js';
 import { Redlock } from '../engine/redlock.js';
+import { checkRevokeOptions } from '../engine/revoke.js';
 import { RedlockConfigError } from '../errors/redlock-config.error.js';
 import { parseNodeList } from './node-list.js';
 import { redlockNodeOf } from './run-command.js';
@@ -62,6 +63,13 @@ export async function releaseForced(args: ReleaseArguments, out: Output, err: Ou
       '--nodes is required: the masters, comma-separated redis:// URLs (a cluster as cluster:host:port+host:port)',
     );
   const entries = parseNodeList(args.nodes);
+  const options = args.reason === undefined ? undefined : { reason: args.reason };
+  try {
+    checkRevokeOptions(options); // before anything is connected
+  } catch (e) {
+    if (e instanceof RedlockConfigError) throw new UsageError(`--${e.option}: ${e.message}`);
+    throw e;
+  }
   const connectTimeout = Number(args.timeout);
   if (!Number.isSafeInteger(connectTimeout) || connectTimeout <= 0)
     throw new UsageError(`--timeout must be a whole number > 0; got ${args.timeout}`);
@@ -84,7 +92,7 @@ export async function releaseForced(args: ReleaseArguments, out: Output, err: Ou
     let result;
     try {
       await redlock.connect();
-      result = await redlock.revoke(resource, args.reason === undefined ? undefined : { reason: args.reason });
+      result = await redlock.revoke(resource, options);
     } catch (e) {
       if (e instanceof RedlockConfigError) throw new UsageError(`--${e.option}: ${e.message}`);
       throw e;

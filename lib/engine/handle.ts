@@ -3,10 +3,15 @@ import type { Lock } from '../lock/lock.js';
 import { LOCK_HANDLE_VERSION, type LockHandle } from '../lock/lock-handle.js';
 import { shapeOf, type SharedShape } from '../kinds/lock-mode.js';
 import { checkTtl } from '../options/redlock-options.js';
+import { MAX_OWNER_LENGTH } from '../options/owner.js';
 import { checkResources, MAX_RESOURCES } from '../lock/resources.js';
 
-/** The longest lock value a handle may carry: far above the 22 characters of a random value or a handed-over one. */
-const MAX_VALUE_LENGTH = 1_024;
+/**
+ * The longest lock value a handle may carry: 1,024 characters for the proof (far above the 22 of a
+ * random value or a handed-over one), and the `~` and owner after it: the longest owner, 256
+ * characters of up to 3 UTF-8 bytes each, is 1,024 characters of base64url.
+ */
+const MAX_VALUE_LENGTH = 1_024 + Math.ceil((MAX_OWNER_LENGTH * 3 * 4) / 3) + 1;
 
 /**
  * The handle of `lock` (see {@link LockHandle}), whatever its state here: the masters, not this

@@ -74,6 +74,8 @@ export function reportLoss(state: EngineState, lock: Lock, reason: LockLostError
   publishLost(lock, reason);
   // the message names the resources and why; never the lock's value
   if (!QUIET_LOSSES.has(reason.reason)) state.logger.warn(`${reason.message} (${reason.reason})`);
+  // A revoke removes one resource's keys; the lock's other keys no longer make a lock: remove them now, not at TTL.
+  if (reason.reason === 'revoked' && lock.keys.length > 1) void releaseLock(state, lock).catch(() => undefined);
 }
 
 async function releaseOnMasters(state: EngineState, lock: Lock, wasHeld: boolean): Promise<void> {

@@ -108,11 +108,14 @@ export class Redlock {
    * the holder's work is then no longer under mutual exclusion. See docs/owner-and-revoke.md.
    *
    * @returns `revoked` (a holder held on a quorum was removed), `holder` (its value) and `owner`.
-   * @throws RedlockConfigError for a bad `reason`; LockKeyError for an empty resource.
+   * @throws RedlockConfigError for a bad `reason`; LockKeyError for an empty resource or an array of them.
    * @example
    * const { revoked, owner } = await redlock.revoke('nightly-report', { reason: 'stuck since 02:00' });
    */
   async revoke(resource: string, options?: RevokeOptions): Promise<RevokeResult> {
+    // An array would name several locks: revoking only its first one is not what was asked.
+    if (Array.isArray(resource))
+      throw new LockKeyError('`resource` must be one resource name: revoke() takes one resource at a time.');
     const [name] = checkResources(resource, 'resource');
     const reason = checkRevokeOptions(options);
     if (this.#state.closing.signal.aborted) throw new RedlockClosedError();

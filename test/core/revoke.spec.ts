@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { LockLostError, RedlockConfigError } from '../../lib/index.js';
+import { LockKeyError, LockLostError, RedlockConfigError } from '../../lib/index.js';
 import { rejectionOf, resourceName, timed, useMasters, waitFor } from '../support/index.js';
 
 /** Long enough that no renewal (a third of it) nor expiry happens while a test waits: only the revocation can end the lock. */
@@ -161,6 +161,37 @@ describe('revoke(): remove the current holder whoever it is (3 masters)', () => 
     await writer!.release();
   });
 
+  it.each([
+    ['read lock (two readers), a writer', { mode: 'read' as const }, {}],
+    ['counting lock (both permits), a third permit holder', { limit: 2 }, { limit: 2 }],
+  ])('revoking a %s waiting in another instance gets it at once, not at its next retry', async (_, held, wanted) => {
+    const one = await set.redlock();
+    const two = await set.redlock();
+    const waiter = await set.redlock({ retryDelay: 20_000, retryJitter: 0 });
+    const operator = await set.redlock();
+    const resource = resourceName('revoke-shared-waiter');
+    const holders = [await one.acquire(resource, LONG_TTL, held), await two.acquire(resource, LONG_TTL, held)];
+    const waiting = timed(waiter.acquire(resource, LONG_TTL, wanted));
+    // It waits for a release (or its retry, 20 s away), listening on the key's release channel on every master.
+    const listening = async (): Promise<boolean> =>
+      (
+        await Promise.all(
+          set.clients.map(
+            (c) => c.call('PUBSUB', 'NUMSUB', `__quorum-lock__:lock:${resource}`) as Promise<[string, number]>,
+          ),
+        )
+      ).every(([, n]) => Number(n) > 0);
+    expect(await waitFor(listening, 5_000)).toBe(true);
+
+    expect((await operator.revoke(resource)).revoked).toBe(true);
+
+    const { value: next, error, ms } = await waiting;
+    expect(error).toBeUndefined();
+    expect(ms).toBeLessThan(20_000);
+    for (const h of holders) expect(await waitFor(() => h.signal.aborted, 5_000)).toBe(true);
+    await next!.release();
+  });
+
   it('removes every permit holder of a counting lock, and its limit record', async () => {
     const one = await set.redlock({ owner: 'permit-a' });
     const two = await set.redlock({ owner: 'permit-b' });
@@ -184,6 +215,35 @@ describe('revoke(): remove the current holder whoever it is (3 masters)', () => 
   });
 
   it.each([
+    ['hears it on the channel', {}],
+    ['finds it at its next renewal (wakeOnRelease: false)', { wakeOnRelease: false }],
+  ])(
+    'a lock on several resources: revoking one ends it, and its instance that %s removes its other keys at once',
+    async (_, options) => {
+      const TTL = 9_000;
+      const holder = await set.redlock({ ...options, owner: 'multi' });
+      const waiter = await set.redlock({ retryDelay: 100 });
+      const operator = await set.redlock();
+      const [a, b] = [resourceName('revoke-multi-a'), resourceName('revoke-multi-b')];
+      // Renewed every 3 s: the other key must go at once (or at that renewal), long before it would lapse.
+      const lock = await holder.acquire([a, b], TTL, { autoExtend: true });
+      const waiting = timed(waiter.acquire(b, LONG_TTL, { retryCount: Infinity }));
+
+      expect((await operator.revoke(a, { reason: 'one of two' })).revoked).toBe(true);
+
+      expect(await waitFor(() => lock.signal.aborted, 5_000)).toBe(true);
+      expect((lock.signal.reason as LockLostError).reason).toBe('revoked');
+      // The holder's work has not released it: its instance did, as its keys no longer make a lock.
+      const { value: next, error, ms } = await waiting;
+      expect(error).toBeUndefined();
+      expect(ms).toBeLessThan((TTL * 2) / 3);
+      expect((await operator.inspect(b)).holder).toBe(next!.value);
+      await next!.release();
+      await lock.release(); // removes nothing of the next holder's
+    },
+  );
+
+  it.each([
     ['a reason that is not a string', { reason: 42 }, 'reason'],
     ['a reason over 1024 characters', { reason: 'x'.repeat(1_025) }, 'reason'],
     ['an unknown option', { reasn: 'typo' }, 'reasn'],
@@ -196,6 +256,20 @@ describe('revoke(): remove the current holder whoever it is (3 masters)', () => 
     const error = await rejectionOf(operator.revoke(resource, options as never));
     expect(error).toBeInstanceOf(RedlockConfigError);
     expect((error as RedlockConfigError).option).toBe(option);
+    expect(await keysOnMasters()).toEqual(before);
+    expect(lock.isHeld).toBe(true);
+    await lock.release();
+  });
+
+  it('refuses an array of resources naming `resource` (it revokes one resource), removing nothing', async () => {
+    const holder = await set.redlock();
+    const operator = await set.redlock();
+    const [a, b] = [resourceName('revoke-array-a'), resourceName('revoke-array-b')];
+    const lock = await holder.acquire(a, LONG_TTL);
+    const before = await keysOnMasters();
+    const error = await rejectionOf(operator.revoke([a, b] as never));
+    expect(error).toBeInstanceOf(LockKeyError);
+    expect((error as Error).message).toMatch(/`resource`/);
     expect(await keysOnMasters()).toEqual(before);
     expect(lock.isHeld).toBe(true);
     await lock.release();

@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '../../tools/redis-masters.js';
 import { builtCli, resourceName, useMasters, waitFor } from '../support/index.js';
 
 const built = builtCli('owner-revoke');
@@ -106,6 +107,110 @@ describe('CLI: owner in run and inspect, release --force (built bin, real master
     const forced = await built.cli('release', resource, '--force', '--nodes', nodes);
     expect(forced.code).toBe(0);
     expect(await set.clients[0].exists(`lock:${resource}`)).toBe(0);
+  });
+
+  it('a revoked run: the command gets SIGTERM (it may clean up), and run exits 1 even though the command exited 0', async () => {
+    const resource = resourceName('cli-revoke-term');
+    const started = join(dir, 'term-started');
+    const termed = join(dir, 'term-received');
+    const holder = startRun(
+      '--nodes',
+      nodes,
+      '--resource',
+      resource,
+      '--ttl',
+      String(TTL),
+      '--grace',
+      '30000', // far longer than the test waits: the command ends on SIGTERM, never on SIGKILL
+      '--',
+      'sh',
+      '-c',
+      `trap 'touch ${termed}; exit 0' TERM; touch ${started}; while true; do sleep 0.05; done`,
+    );
+    expect(await waitFor(() => existsSync(started), 15_000)).toBe(true);
+    const released = await built.cli('release', resource, '--force', '--reason', 'operator', '--nodes', nodes);
+    expect(released.code).toBe(0);
+    const end = await holder;
+    expect(existsSync(termed)).toBe(true);
+    expect(end.code).toBe(1);
+    expect(end.stderr).toMatch(/revoked/);
+    expect(end.stderr).toMatch(/SIGTERM/);
+    expect(end.stderr).not.toMatch(/sending SIGKILL/);
+  });
+
+  it("inspect shows each reader's and each permit holder's owner; release --force removes them all", async () => {
+    const reading = await set.redlock({ owner: 'reader-a' });
+    const reading2 = await set.redlock({ owner: 'reader-b' });
+    const counting = await set.redlock({ owner: 'exporter' });
+    const [catalog, exports] = [resourceName('cli-owner-read'), resourceName('cli-owner-permits')];
+    const readers = [
+      await reading.acquire(catalog, 60_000, { mode: 'read' }),
+      await reading2.acquire(catalog, 60_000, { mode: 'read' }),
+    ];
+    const permit = await counting.acquire(exports, 60_000, { limit: 2 });
+
+    const table = await built.cli('inspect', '--nodes', nodes);
+    const lines = table.stdout.split('\n');
+    const reads = lines.filter((l) => l.startsWith(`${catalog} `));
+    expect(reads.map((l) => /\breader-[ab]\b/.exec(l)?.[0]).sort()).toEqual(['reader-a', 'reader-b']);
+    expect(lines.find((l) => l.startsWith(`${exports} `))).toMatch(/\bpermit [12]\/2\b.*\bexporter\b/);
+    const json = JSON.parse((await built.cli('inspect', '--nodes', nodes, '--json', catalog)).stdout) as {
+      locks: { readers: { owner: string }[] }[];
+    };
+    expect(json.locks[0].readers.map((r) => r.owner).sort()).toEqual(['reader-a', 'reader-b']);
+
+    for (const [resource, locks] of [
+      [catalog, readers],
+      [exports, [permit]],
+    ] as const) {
+      const released = await built.cli('release', resource, '--force', '--nodes', nodes);
+      expect(released.code).toBe(0);
+      for (const lock of locks) expect(await waitFor(() => lock.signal.aborted, 5_000)).toBe(true);
+    }
+  });
+
+  it('a bad --reason or --owner exits 2 naming it and leaves the holder and the masters as they were', async () => {
+    const resource = resourceName('cli-bad-input');
+    await Promise.all(set.clients.map((c) => c.set(`lock:${resource}`, 'someone', 'PX', 60_000)));
+    const keys = async (): Promise<string[][]> => Promise.all(set.clients.map(async (c) => (await c.keys('*')).sort()));
+    const before = await keys();
+    const long = await built.cli('release', resource, '--force', '--reason', 'x'.repeat(1_025), '--nodes', nodes);
+    expect(long.code).toBe(2);
+    expect(long.stderr).toMatch(/--reason/);
+    const owner = await startRun('--nodes', nodes, '--resource', resource, '--owner', 'two\nlines', '--', 'true');
+    expect(owner.code).toBe(2);
+    expect(owner.stderr).toMatch(/--owner/);
+    const longOwner = await startRun(
+      '--nodes',
+      nodes,
+      '--resource',
+      resource,
+      '--owner',
+      'o'.repeat(257),
+      '--',
+      'true',
+    );
+    expect(longOwner.code).toBe(2);
+    expect(longOwner.stderr).toMatch(/--owner/);
+    expect(await keys()).toEqual(before);
+    expect(await set.clients[0].get(`lock:${resource}`)).toBe('someone');
+  });
+
+  it('a bad --reason is refused before connecting to anything', async () => {
+    const nowhere = `redis://127.0.0.1:${await freePort()}`;
+    const bad = await built.cli('release', 'r', '--force', '--reason', 'x'.repeat(1_025), '--nodes', nowhere);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--reason/);
+    expect(bad.stderr).not.toMatch(/unreachable|masters count/);
+  });
+
+  it.each([['release'], ['run']])('%s --help prints the usage of release and run, exit 0', async (command) => {
+    const help = await built.cli(command, '--help');
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/nestjs-quorum-lock release <resource> --force .*\[--reason text\]/);
+    expect(help.stdout).toMatch(
+      /nestjs-quorum-lock run .*--resource R .*\[--owner text\] .*\[--grace 5000\].* -- <command>/,
+    );
   });
 
   it('--reason and --force belong to release only, and the help text names release', async () => {

@@ -259,25 +259,29 @@ describe('nestjs-quorum-lock run: a command under a lock (built bin, real master
     expect(await keysOn(resource)).toBe(0);
   }, 60_000);
 
-  it('SIGTERM to the CLI goes to the child; the lock is released after the child exits', async () => {
-    const resource = resourceName('stop');
-    const [started, termed] = [file('t-started'), file('t-termed')];
-    const run = startRun(
-      '--nodes',
-      nodes,
-      '--resource',
-      resource,
-      '--ttl',
-      String(TTL),
-      ...sh(`trap 'touch ${termed}; exit 7' TERM; touch ${started}; while :; do sleep 0.05; done`),
-    );
-    expect(await waitFor(() => existsSync(started), 15_000)).toBe(true);
-    run.kill('SIGTERM');
-    const end = await run.done;
-    expect(end.code).toBe(7);
-    expect(existsSync(termed)).toBe(true);
-    expect(await keysOn(resource)).toBe(0);
-  }, 60_000);
+  it.each(['SIGTERM', 'SIGINT'] as const)(
+    '%s to the CLI goes to the child; the lock is released after the child exits',
+    async (sig) => {
+      const resource = resourceName(`stop-${sig}`);
+      const [started, termed] = [file(`${sig}-started`), file(`${sig}-termed`)];
+      const run = startRun(
+        '--nodes',
+        nodes,
+        '--resource',
+        resource,
+        '--ttl',
+        String(TTL),
+        ...sh(`trap 'touch ${termed}; exit 7' ${sig.slice(3)}; touch ${started}; while :; do sleep 0.05; done`),
+      );
+      expect(await waitFor(() => existsSync(started), 15_000)).toBe(true);
+      run.kill(sig);
+      const end = await run.done;
+      expect(end.code).toBe(7);
+      expect(existsSync(termed)).toBe(true);
+      expect(await keysOn(resource)).toBe(0);
+    },
+    60_000,
+  );
 
   it('bad arguments exit 2 naming the argument and write nothing; --help documents run', async () => {
     const resource = resourceName('bad');
