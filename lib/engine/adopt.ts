@@ -6,6 +6,10 @@ import { RedlockConfigError } from '../errors/redlock-config.error.js';
 import { commandTimeoutFor, now, validUntilOf } from '../util/clock.js';
 import { Lock, type LockIssuer } from '../lock/lock.js';
 import { checkLockHandle } from './handle.js';
+import type { EngineState } from './engine-state.js';
+import { extendRound, repairQuorum } from './lock-rounds.js';
+import { shapeOf } from '../kinds/lock-mode.js';
+import type { LockHandle } from '../lock/lock-handle.js';
 import { setShape } from '../kinds/lock-mode.js';
 import { checkTtl } from '../options/redlock-options.js';
 import { startRenewal } from '../lock/renewal.js';
@@ -134,5 +138,42 @@ export async function adoptLock(host: AdoptHost, handle: unknown, options: Adopt
     won
       ? `Could not adopt the lock on ${quote(resources)}: a quorum answered, but only after its TTL of ${ttl} ms; adopt it with a larger \`ttl\`.`
       : `Could not adopt the lock on ${quote(resources)}: ${describeOutcomes(outcomes, 'no longer holding it')}. Whether it is still held is unknown: try again.`,
+  );
+}
+
+/**
+ * Adopts `handle` on the instance whose state is `state`: the lock extends and releases through
+ * `issuer`, is tracked (so `close()` releases it), and its exclusive keys are repaired after the
+ * adoption round as after any extension that won.
+ */
+export function adoptOn(
+  state: EngineState,
+  issuer: LockIssuer,
+  connect: () => Promise<void>,
+  handle: LockHandle,
+  options?: AdoptOptions,
+): Promise<Lock> {
+  const { keyPrefix, driftFactor, commandTimeout } = state.options;
+  return adoptLock(
+    {
+      keyPrefix,
+      driftFactor,
+      commandTimeout,
+      masters: state.masters.map((m) => m.label),
+      quorum: state.quorum,
+      issuer,
+      closed: state.closing.signal,
+      ready: () => (state.connected ? Promise.resolve() : connect()),
+      useTtl: (ttl) => state.noteTtl(ttl),
+      extendRound: (lock, ttl, timeout) => extendRound(state, lock, ttl, timeout),
+      hold: (lock, round, ttl, timeout) => {
+        state.holdings.track(lock);
+        // The adoption round is an extension that won: repair the exclusive keys as after any.
+        if (shapeOf(lock) === undefined)
+          void round.settled.then(() => repairQuorum(state, lock, ttl, timeout, round.replies));
+      },
+    },
+    handle,
+    options,
   );
 }

@@ -15,7 +15,7 @@ import { startRenewal } from '../lock/renewal.js';
 import { checkResources } from '../lock/resources.js';
 import { type MasterState } from '../backend/health/master-monitor.js';
 import { settleSplitVotes } from '../waiting/split-votes.js';
-import { coversRequest, shapeOf } from '../kinds/lock-mode.js';
+import { coversRequest } from '../kinds/lock-mode.js';
 import { inspectResource, type LockInspection } from '../inspect/inspect.js';
 import { startTelemetry } from '../ops/telemetry.js';
 import { traceAcquire, traceLockOperation, tracing } from '../ops/diagnostics.js';
@@ -23,8 +23,8 @@ import { acquireLock, type AttemptOptions } from './attempt-loop.js';
 import { callSpec, type AcquireOptions, type TryAcquireOptions, type UsingOptions } from './call-spec.js';
 import { EngineState } from './engine-state.js';
 import { extendLock, releaseLock, reportLoss } from './lifecycle.js';
-import { extendRound, releaseHeld, repairQuorum } from './lock-rounds.js';
-import { adoptLock, type AdoptOptions } from './adopt.js';
+import { releaseHeld } from './lock-rounds.js';
+import { adoptOn, type AdoptOptions } from './adopt.js';
 import { handleOf } from './handle.js';
 import type { LockHandle } from '../lock/lock-handle.js';
 import { whenTrusted } from './when-trusted.js';
@@ -410,29 +410,7 @@ export class Redlock {
    * try { await ship(lock.signal); } finally { await lock.release(); }
    */
   adopt(handle: LockHandle, options?: AdoptOptions): Promise<Lock> {
-    const state = this.#state;
-    return adoptLock(
-      {
-        keyPrefix: this.options.keyPrefix,
-        driftFactor: this.options.driftFactor,
-        commandTimeout: this.options.commandTimeout,
-        masters: this.masters,
-        quorum: this.quorum,
-        issuer: this,
-        closed: state.closing.signal,
-        ready: () => (state.connected ? Promise.resolve() : this.connect()),
-        useTtl: (ttl) => state.noteTtl(ttl),
-        extendRound: (lock, ttl, timeout) => extendRound(state, lock, ttl, timeout),
-        hold: (lock, round, ttl, timeout) => {
-          state.holdings.track(lock);
-          // The adoption round is an extension that won: repair the exclusive keys as after any.
-          if (shapeOf(lock) === undefined)
-            void round.settled.then(() => repairQuorum(state, lock, ttl, timeout, round.replies));
-        },
-      },
-      handle,
-      options,
-    );
+    return adoptOn(this.#state, this, () => this.connect(), handle, options);
   }
 
   /** Used by `Leadership` once it has resigned. @internal */
