@@ -1,6 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { Cluster, Redis } from 'ioredis';
-import { once } from 'node:events';
+import { Cluster } from 'ioredis';
 import { createHash } from 'node:crypto';
 import type { Redlock, RedlockOptions } from '../../lib/index.js';
 import { clusterStemOf } from '../../lib/backend/cluster/cluster-keys.js';
@@ -9,7 +8,7 @@ import { openMasters } from '../../lib/backend/master.js';
 import { handoverChannelOf, releaseChannelFor } from '../../lib/kinds/channels.js';
 import { Wakeups } from '../../lib/waiting/wakeups.js';
 import { startRedisClusters, type RedisClusters } from '../../tools/redis-clusters.js';
-import { now, redlockOnClusters, resourceName, waitFor } from '../support/index.js';
+import { now, redlockOnClusters, resourceName, startMonitor, waitFor } from '../support/index.js';
 
 /**
  * A Redis Cluster node's subscriber follows several shards, so no handover message from it can be
@@ -92,11 +91,7 @@ describe('handover messages from a Redis Cluster node only wake the waiter (one 
     let released = false;
     let attemptsAfterRelease = 0;
     for (const node of clusters.clusters[0].shards.map((s) => s.primary)) {
-      const monitor = new Redis({ host: '127.0.0.1', port: node.port, monitor: true, lazyConnect: true });
-      monitor.on('error', () => undefined);
-      const monitoring = once(monitor, 'monitoring');
-      await monitor.connect();
-      await monitoring;
+      const monitor = await startMonitor(node.port);
       closers.push(() => monitor.disconnect());
       monitor.on('monitor', (_time: string, args: string[]) => {
         const [command, script] = [args[0]?.toLowerCase(), args[1]];

@@ -14,7 +14,7 @@ import { buildChild } from './child-build.js';
 import { SCRIPTS } from '../../lib/lua/scripts.generated.js';
 import { releaseChannelOf } from '../../lib/kinds/channels.js';
 import type { HandoffChildConfig, HandoffChildReport } from './fixtures/handoff-child.js';
-import { resourceName, sleep, timed, useMasters, waitFor } from '../support/index.js';
+import { resourceName, sleep, startMonitor, timed, useMasters, waitFor } from '../support/index.js';
 
 const PROCESSES = 6;
 
@@ -34,14 +34,6 @@ function isTicketAttempt(name: string | undefined, script: unknown): boolean {
  * disconnect(): lines read in the same chunk as that reply, or still buffered at the end, come as
  * replies to no command (an `error` event), which are ignored here; they fall outside what is counted.
  */
-async function startMonitor(url: string): Promise<Redis> {
-  const monitor = new Redis(url, { monitor: true, lazyConnect: true });
-  monitor.on('error', () => undefined);
-  const monitoring = once(monitor, 'monitoring');
-  await monitor.connect();
-  await monitoring;
-  return monitor;
-}
 
 describe('handoff between processes (5 masters)', () => {
   const set = useMasters(5);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
-import { builtCli, resourceName, useMasters, waitFor } from '../support/index.js';
+import { builtCli, resourceName, startMonitor, useMasters, waitFor } from '../support/index.js';
 import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.js';
 
 const built = builtCli('inspect');
@@ -110,16 +110,14 @@ describe('the nestjs-quorum-lock command-line inspector (built bin, real masters
   });
 
   it('inspect: uses SCAN, never KEYS, and writes nothing', async () => {
-    const monitor = new Redis(set.urls[0]);
     const seen: string[] = [];
-    const m = await monitor.monitor();
+    const m = await startMonitor(set.urls[0]);
     m.on('monitor', (_t: string, args: string[]) => seen.push(String(args[0]).toLowerCase()));
     try {
       await cli('inspect', '--nodes', set.urls.join(','));
       await new Promise((r) => setTimeout(r, 100));
     } finally {
       m.disconnect();
-      monitor.disconnect();
     }
     expect(seen).toContain('scan');
     expect(seen).not.toContain('keys');

@@ -8,3 +8,4 @@ export * from './masters.js';
 export * from './outcomes.js';
 export * from './wait-for.js';
 export * from './built-cli.js';
+export * from './monitor.js';
