@@ -2,7 +2,8 @@
 // `npm run lint` runs this: lib/ is built in layers, and a file may import only from its own
 // folder or from a layer below it. It also refuses import circles between files, counting
 // type-only imports (a circle of types is still two files that cannot be read apart).
-// Usage: node scripts/check-layers.mjs [--graph]   (--graph prints each folder's imports)
+// Usage: node scripts/check-layers.mjs [--graph] [--sizes]   (--graph prints each folder's imports;
+// --sizes the largest files and the longest functions, the layers issue's measures)
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -138,6 +139,34 @@ if (process.argv.includes('--graph')) {
     }
   for (const [a, bs] of [...byFolder].sort((x, y) => rankOf.get(x[0]) - rankOf.get(y[0])))
     console.log(`${a} → ${[...bs].sort((x, y) => rankOf.get(x) - rankOf.get(y)).join(', ')}`);
+}
+if (process.argv.includes('--sizes')) {
+  const { default: ts } = await import('typescript');
+  const sized = files
+    .filter((f) => !f.endsWith('.generated.ts'))
+    .map((f) => [readFileSync(f, 'utf8').split('\n').length - 1, relative(root, f)]);
+  const functions = [];
+  for (const file of files.filter((f) => !f.endsWith('.generated.ts'))) {
+    const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
+    const visit = (node) => {
+      const isFunction =
+        ts.isFunctionDeclaration(node) ||
+        ts.isMethodDeclaration(node) ||
+        ts.isArrowFunction(node) ||
+        ts.isFunctionExpression(node) ||
+        ts.isConstructorDeclaration(node);
+      if (isFunction && node.body) {
+        const first = source.getLineAndCharacterOfPosition(node.body.getStart()).line;
+        const last = source.getLineAndCharacterOfPosition(node.body.getEnd()).line;
+        const name = node.name?.getText() ?? '(anonymous)';
+        functions.push([last - first + 1, `${relative(root, file)}:${first + 1} ${name}`]);
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(source);
+  }
+  const top = (rows) => rows.sort((a, b) => b[0] - a[0]).slice(0, 8).map(([n, what]) => `  ${n}\t${what}`).join('\n');
+  console.log(`Largest files (lines):\n${top(sized)}\nLongest functions (lines of body):\n${top(functions)}`);
 }
 if (problems.length) {
   console.error(
