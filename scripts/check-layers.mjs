@@ -165,7 +165,12 @@ if (process.argv.includes('--sizes')) {
     };
     visit(source);
   }
-  const top = (rows) => rows.sort((a, b) => b[0] - a[0]).slice(0, 8).map(([n, what]) => `  ${n}\t${what}`).join('\n');
+  const top = (rows) =>
+    rows
+      .sort((a, b) => b[0] - a[0])
+      .slice(0, 8)
+      .map(([n, what]) => `  ${n}\t${what}`)
+      .join('\n');
   console.log(`Largest files (lines):\n${top(sized)}\nLongest functions (lines of body):\n${top(functions)}`);
 }
 if (problems.length) {
