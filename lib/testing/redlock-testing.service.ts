@@ -27,6 +27,8 @@ import type { AcquireOptions, TryAcquireOptions, UsingOptions } from '../engine/
 import { checkAdoptOptions, type AdoptOptions } from '../engine/adopt.js';
 import { checkLockHandle, handleOf } from '../engine/handle.js';
 import type { LockHandle } from '../lock/lock-handle.js';
+import { checkRevokeOptions, type RevokeOptions, type RevokeResult } from '../engine/revoke.js';
+import { ownerOfValue } from '../options/owner.js';
 import type { MasterOutcome } from '../errors/outcomes.js';
 
 /** Stub locks do not lapse on their own (about 12 days); tests end them with `simulateLoss()`. */
@@ -121,6 +123,29 @@ export class RedlockTestingService {
       lost++;
     }
     return lost;
+  }
+
+  /**
+   * Takes `resource` away from whoever holds it here, as `RedlockService.revoke()` does on the
+   * masters: each holder's `signal` aborts with `LockLostError` (reason `'revoked'`), what `minHold`
+   * kept ends, and the resource is free at once.
+   *
+   * @example
+   * const { revoked } = await redlock.revoke('nightly-report', { reason: 'stuck' });
+   */
+  async revoke(resource: string, options?: RevokeOptions): Promise<RevokeResult> {
+    if (typeof resource !== 'string' || resource.length === 0)
+      throw new LockKeyError('`resource` must be one non-empty resource name.');
+    const why = checkRevokeOptions(options);
+    const holders = [...this.#held, ...this.#lingering.keys()].filter((l) => l.resources.includes(resource));
+    for (const lock of holders) {
+      lock.markLost(LockLostError.revoked(lock.resources, why));
+      this.#held.delete(lock);
+      clearTimeout(this.#lingering.get(lock));
+      this.#lingering.delete(lock);
+    }
+    const holder = holders[0]?.value ?? null;
+    return { revoked: holders.length > 0, holder, owner: ownerOfValue(holder) };
   }
 
   /** Ends `simulateBusy`, `simulateUnavailable` and what `minHold` still keeps, and forgets the recorded acquisitions. */
