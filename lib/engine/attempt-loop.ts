@@ -143,10 +143,14 @@ class Acquisition {
     });
     if (result === OUT_OF_TIME) {
       void this.state.attempts.cleanUp(attempt);
+      // The deadline cut this round short: masters not heard yet did not time out, so the last round
+      // every master answered says why (a holder, or Redis trouble), and `busy` reads it.
+      const current = attempt.outcomes();
+      const cut = current.some((o) => o === undefined) && this.#lastRound !== undefined;
       throw LockAcquisitionError.of({
         resources,
         attempts: this.#budget.attempts,
-        outcomes: settledOutcomes(attempt.outcomes(), this.state.masters),
+        outcomes: settledOutcomes(cut ? this.#lastRound!.outcomes : current, this.state.masters),
         reason: 'timeout',
         budget: this.#budget.spent,
       });

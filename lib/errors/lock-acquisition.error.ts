@@ -28,8 +28,9 @@ export interface AcquisitionFailure {
 
 /**
  * No quorum could be won for the resources within the retry budget (`retryCount`, `acquireTimeout`).
- * `reason` says why; `outcomes` gives each master's answer to the last attempt, so that "busy"
- * (another holder) and "Redis down" (errors, timeouts) can be told apart.
+ * `reason` says why; `outcomes` gives each master's answer to the last attempt (the last one every
+ * master answered, when `acquireTimeout` cut a round short), so that "busy" (another holder) and
+ * "Redis down" (errors, timeouts) can be told apart.
  *
  * @example
  * try { await redlock.acquire('seat:12A', 2_000); }

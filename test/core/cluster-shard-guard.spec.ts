@@ -178,7 +178,14 @@ describe('restart guard on cluster shards (three 2-shard clusters, one replica p
         {
           // Before the key is written, cut the replica off: the primary asks a password the replica lacks.
           before: async (c, key) => {
-            const shard = await liveShardOf(clusters.clusters[c], key);
+            // An earlier failover's old primary may still be joining as this shard's replica.
+            let shard = await liveShardOf(clusters.clusters[c], key);
+            const joined = await waitFor(
+              async () => (shard = await liveShardOf(clusters.clusters[c], key)).replicas.length > 0,
+              10_000,
+              50,
+            );
+            expect(joined).toBe(true);
             const replica = shard.replicas[0];
             const password = `cut-${Math.random().toString(36).slice(2)}`;
             const client = new Redis({ host: '127.0.0.1', port: shard.primary.port, maxRetriesPerRequest: 0 });

@@ -6,6 +6,7 @@ import {
   resourceName,
   sleep,
   useMasters,
+  waitFor,
   expectAbsentOnAll,
   expectHeldOnAll,
 } from '../support/index.js';
@@ -94,6 +95,29 @@ describe('retries, acquireTimeout and AbortSignal (3 masters)', () => {
     expect((error as LockAcquisitionError).attempts).toBeGreaterThan(1);
     expect(ms).toBeGreaterThanOrEqual(acquireTimeout - options.retryDelay - options.retryJitter - 10);
     expect(ms).toBeLessThan(acquireTimeout + 2 * options.commandTimeout + 500);
+  });
+
+  it('a deadline that cuts a round short still says busy when another holder held it all along', async () => {
+    // A long commandTimeout (and a TTL long enough not to cap it): paused masters do not time out
+    // before the deadline, which cuts the round short with two masters unheard. The last whole round
+    // said "held": busy.
+    const redlock = await set.redlock({ commandTimeout: 5_000, retryDelay: 50, retryJitter: 0 });
+    const resource = resourceName('cut-short');
+    const key = `lock:${resource}`;
+    const error = await whileHeldByAnother(resource, async () => {
+      const acquiring = rejectionOf(redlock.acquire(resource, 30_000, { retryCount: Infinity, acquireTimeout: 1_500 }));
+      // Refused once and queued with its ticket on every master: then two masters stop answering.
+      expect(
+        await waitFor(async () =>
+          (await Promise.all(set.clients.map((c) => c.zcard(`${key}:handoff:queue`)))).every((n) => n >= 1),
+        ),
+      ).toBe(true);
+      await Promise.all(set.clients.slice(1).map((c) => c.call('CLIENT', 'PAUSE', '2500')));
+      return acquiring;
+    });
+    expect(error).toBeInstanceOf(LockAcquisitionError);
+    expect((error as LockAcquisitionError).reason).toBe('timeout');
+    expect((error as LockAcquisitionError).busy).toBe(true);
   });
 
   it('an AbortSignal aborts a waiting acquire promptly, rejecting with the signal reason', async () => {
