@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { builtCli, resourceName, useMasters, waitFor } from '../support/index.js';
+import { builtCli, mastersOlderThan, resourceName, useMasters, waitFor, type CliProcess } from '../support/index.js';
 
 const exec = promisify(execFile);
 const built = builtCli('run');
@@ -19,17 +19,7 @@ interface Finished {
 }
 
 /** Spawns `nestjs-quorum-lock run …` from the built bin: its pid, and its end (never rejects). */
-function startRun(...args: string[]): { pid: number; kill(signal: NodeJS.Signals): void; done: Promise<Finished> } {
-  const child = spawn(process.execPath, [bin, 'run', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const done = new Promise<Finished>((resolve) =>
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
-  );
-  return { pid: child.pid!, kill: (signal) => child.kill(signal), done };
-}
+const startRun = (...args: string[]): CliProcess => built.start('run', ...args);
 
 /** A `sh -c` script as the child command. */
 const sh = (script: string): string[] => ['--', 'sh', '-c', script];
@@ -54,14 +44,8 @@ describe('nestjs-quorum-lock run: a command under a lock (built bin, real master
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'quorum-lock-run-'));
     nodes = set.urls.join(',');
-    // The CLI keeps the restart guard on: wait until these fresh masters count for TTL-long locks
-    // (INFO's uptime is whole seconds, counted one short).
-    const uptime = async (i: number): Promise<number> =>
-      Number(/uptime_in_seconds:(\d+)/.exec(await set.clients[i].info('server'))?.[1]);
-    const guard = Math.ceil((TTL * 1.01 + 2) / 1_000) + 1;
-    expect(
-      await waitFor(async () => (await Promise.all([0, 1, 2].map(uptime))).every((u) => u >= guard), 10_000, 100),
-    ).toBe(true);
+    // The CLI keeps the restart guard on: wait until these fresh masters count for TTL-long locks.
+    expect(await mastersOlderThan(set, TTL * 1.01 + 2)).toBe(true);
   }, 15_000);
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -10,6 +10,13 @@ export interface CliResult {
   code: number;
   stdout: string;
   stderr: string;
+}
+
+/** A spawned bin still running: its pid, a way to signal it, and how it ended. */
+export interface CliProcess {
+  pid: number;
+  kill(signal: NodeJS.Signals): void;
+  done: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>;
 }
 
 /**
@@ -28,6 +35,7 @@ export function builtCli(name: string): {
   build(): Promise<void>;
   remove(): void;
   cli(...args: string[]): Promise<CliResult>;
+  start(...args: string[]): CliProcess;
 } {
   const root = process.cwd();
   const out = join(root, `.cli-build-${name}-${process.pid}`);
@@ -49,6 +57,18 @@ export function builtCli(name: string): {
         const f = e as CliResult;
         return { code: f.code, stdout: f.stdout, stderr: f.stderr };
       }
+    },
+    /** Starts the bin and returns at once (for a command that runs until signalled or done). */
+    start(...args: string[]): CliProcess {
+      const child = spawn(process.execPath, [bin, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      const done = new Promise<Awaited<CliProcess['done']>>((resolve) =>
+        child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
+      );
+      return { pid: child.pid!, kill: (signal) => child.kill(signal), done };
     },
   };
 }

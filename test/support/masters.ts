@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll } from '@jest/globals';
 import type { Redis } from 'ioredis';
+import { waitFor } from './wait-for.js';
 import { Redlock, type RedlockOptions } from '../../lib/index.js';
 import { startRedisMasters, type RedisMaster, type RedisMasters } from '../../tools/redis-masters.js';
 import { inspector } from './inspector.js';
@@ -82,4 +83,18 @@ export async function whilePaused<T>(masters: readonly RedisMaster[], fn: () => 
   } finally {
     for (const m of masters) m.resume();
   }
+}
+
+/**
+ * Waits until every master of `set` has been up longer than `ms` (INFO's uptime is whole seconds,
+ * counted one short): a client that keeps the restart guard on then counts them for locks of that TTL.
+ *
+ * @example
+ * expect(await mastersOlderThan(set, 2_000 * 1.01 + 2)).toBe(true);
+ */
+export async function mastersOlderThan(set: { clients: readonly Redis[] }, ms: number): Promise<boolean> {
+  const guard = Math.ceil(ms / 1_000) + 1;
+  const uptime = async (c: Redis): Promise<number> =>
+    Number(/uptime_in_seconds:(\d+)/.exec(await c.info('server'))?.[1]);
+  return waitFor(async () => (await Promise.all(set.clients.map(uptime))).every((u) => u >= guard), 10_000, 100);
 }
