@@ -5,7 +5,8 @@
  * scripts it ran. The answer is the list of source files a reader opens to follow the call from the
  * decorator to the Lua and back.
  *
- *   npm run build && npx tsc -p bench/tsconfig.json && node dist-bench/bench/follow-locked.js
+ *   npm run follow                # the files
+ *   npm run follow -- --functions # and the functions that ran in each
  */
 import { createHash } from 'node:crypto';
 import { readdirSync } from 'node:fs';
@@ -98,12 +99,18 @@ async function main(): Promise<void> {
   await app.close();
 
   const files = new Set<string>();
+  const functions = new Map<string, string[]>();
   for (const script of result) {
     if (!script.url.startsWith('file://')) continue;
     const path = fileURLToPath(script.url);
     if (!path.startsWith(dist + '/') || path.includes('/cjs/')) continue;
     if (!script.functions.some((f) => f.ranges[0].count > 0)) continue;
-    files.add(relative(dist, path).replace(/\.js$/, '.ts'));
+    const file = relative(dist, path).replace(/\.js$/, '.ts');
+    files.add(file);
+    functions.set(
+      file,
+      script.functions.filter((f) => f.ranges[0].count > 0 && f.functionName).map((f) => f.functionName),
+    );
   }
   const sorted = [...files].sort().map((file) => `lib/${file}`);
   const bySha = await scriptFiles();
@@ -112,7 +119,9 @@ async function main(): Promise<void> {
   const commands = [...log.matchAll(/\] "(\w+)"/g)].map(([, c]) => c.toUpperCase());
 
   console.log(`One @Locked call ran code in ${sorted.length} TypeScript files of lib/:`);
-  for (const file of sorted) console.log(`  ${file}`);
+  const withFunctions = process.argv.includes('--functions');
+  for (const file of sorted)
+    console.log(`  ${file}${withFunctions ? `: ${functions.get(file.slice(4))!.join(', ')}` : ''}`);
   console.log(`and ${scripts.size} Lua file(s): ${[...scripts].join(', ') || 'none'}`);
   console.log(`Commands one master saw: ${commands.join(', ')}`);
   console.log(`Files to follow the call: ${sorted.length + scripts.size}`);
