@@ -163,18 +163,7 @@ class Acquisition {
   /** A quorum granted in time: the lock, tracked; others of this process queued on a shared lock are told. */
   private win(attempt: InFlight, result: RoundResult, value: string, validUntil: number): Lock {
     const { kind } = this.options.kind;
-    const { resources, ttl } = this;
-    const lock = Lock.create(
-      this.issuer,
-      kind,
-      result.state,
-      resources,
-      this.#keys,
-      value,
-      ttl,
-      validUntil,
-      result.token,
-    );
+    const lock = this.newLock(value, result.state, validUntil, result.token);
     if (this.#budget.stopped) {
       void this.state.attempts.cleanUp(
         attempt,
@@ -190,6 +179,12 @@ class Acquisition {
     // (not with the value: the holder's own release must still wake).
     if (result.roomLeft) for (const key of this.#keys) this.state.wakeups.released(key, `${value}:granted`);
     return lock;
+  }
+
+  /** The `Lock` of a grant: this acquisition's kind, with the state the grant gave (a permit's slot). */
+  private newLock(value: string, state: unknown, validUntil: number, token?: number): Lock {
+    const { issuer, resources, ttl } = this;
+    return Lock.create(issuer, this.options.kind.kind, state, resources, this.#keys, value, ttl, validUntil, token);
   }
 
   /** After a failed attempt: a handover heard meanwhile wins; else the waiter's place in the queue is updated. */
@@ -299,16 +294,7 @@ class Acquisition {
     const until = this.#ledger.validUntil(this.#budget.handedAt, state.quorum, trusted, ttl, state.options.driftFactor);
     if (until === undefined || until <= now()) return undefined;
     const { kind, state: kindState } = this.options.kind;
-    const lock = Lock.create(
-      this.issuer,
-      kind,
-      kindState,
-      this.resources,
-      this.#keys,
-      ticket.handover.value,
-      ttl,
-      until,
-    );
+    const lock = this.newLock(ticket.handover.value, kindState, until);
     if (this.#budget.stopped) {
       void kind.release(state, lock, this.#context.timeout, true).settled;
       this.#budget.throwIfStopped();

@@ -72,7 +72,7 @@ export async function acquireCall(
 }
 
 /** `Redlock.tryAcquire()`: one attempt; null when another holder has the lock. */
-export function tryAcquireCall(
+export async function tryAcquireCall(
   host: CallHost,
   resources: string | readonly string[],
   ttl: number | undefined,
