@@ -25,7 +25,8 @@ export interface KindMode {
  * how `inspect()` reads it. The mutex (one key or many), the read lock and the counting lock are
  * the kinds; fencing, handoff and leadership build on them. A kind is a singleton: what differs
  * between two locks of one kind is the kind's state `S` (a permit's limit and slot), which the
- * `Lock` carries beside it (`lock.kindState`). @internal
+ * `Lock` carries beside it (`lock.kindState`). Not exported by the package entries: not yet a
+ * plugin API.
  *
  * @example
  * const kind = kindOf(lock); // MUTEX, READ or PERMIT
