@@ -81,7 +81,7 @@ export const MUTANTS: Mutant[] = [
     bug: 'a failed attempt leaves the keys it won on the masters',
     patches: [
       {
-        file: 'engine/lock-rounds.ts',
+        file: 'kinds/mutex/mutex-kind.ts',
         // the undo of a failed attempt (a ticketed one's too) begins with this early return
         find: 'if (refused.every(Boolean)) return Promise.resolve();',
         replace: 'return Promise.resolve();',
@@ -267,8 +267,8 @@ export const LIBRARY_VARIANTS: Mutant[] = [
     patches: [
       {
         file: 'engine/lifecycle.ts',
-        find: 'if (!shapeOf(lock)) void round.settled.then(() => repairQuorum(state, lock, ttl, timeout, round.replies));',
-        replace: 'if (!shapeOf(lock)) void round.settled;',
+        find: 'if (repair) void round.settled.then(() => repair(state, lock, ttl, timeout, round.replies));',
+        replace: 'if (repair) void round.settled;',
       },
     ],
     phase: { fault: 'key-loss', guard: true },

@@ -7,10 +7,8 @@ import { commandTimeoutFor, now, validUntilOf } from '../util/clock.js';
 import { Lock, type LockIssuer } from '../lock/lock.js';
 import { checkLockHandle } from './handle.js';
 import type { EngineState } from './engine-state.js';
-import { extendRound, repairQuorum } from './lock-rounds.js';
-import { shapeOf } from '../kinds/lock-mode.js';
+import { kindOf } from '../kinds/lock-kind.js';
 import type { LockHandle } from '../lock/lock-handle.js';
-import { setShape } from '../kinds/lock-mode.js';
 import { checkTtl } from '../options/redlock-options.js';
 import { startRenewal } from '../lock/renewal.js';
 import { describeOutcomes, type MasterOutcome } from '../errors/outcomes.js';
@@ -100,11 +98,10 @@ export async function adoptLock(host: AdoptHost, handle: unknown, options: Adopt
   if (host.closed.aborted) throw new RedlockClosedError();
   await host.ready();
   host.useTtl(ttl);
-  const { resources, value, shape, fencingToken } = checked;
+  const { resources, value, kind, fencingToken } = checked;
   const keys = resources.map((r) => host.keyPrefix + r);
   // Not valid until the round below says so.
-  const lock = Lock.create(host.issuer, resources, keys, value, ttl, -Infinity, fencingToken);
-  if (shape) setShape(lock, shape);
+  const lock = Lock.create(host.issuer, kind.kind, kind.state, resources, keys, value, ttl, -Infinity, fencingToken);
   const timeout = commandTimeoutFor(ttl, host.commandTimeout);
   const start = now();
   const round = host.extendRound(lock, ttl, timeout);
@@ -165,12 +162,12 @@ export function adoptOn(
       closed: state.closing.signal,
       ready: () => (state.connected ? Promise.resolve() : connect()),
       useTtl: (ttl) => state.noteTtl(ttl),
-      extendRound: (lock, ttl, timeout) => extendRound(state, lock, ttl, timeout),
+      extendRound: (lock, ttl, timeout) => kindOf(lock).extend(state, lock, ttl, timeout),
       hold: (lock, round, ttl, timeout) => {
         state.holdings.track(lock);
-        // The adoption round is an extension that won: repair the exclusive keys as after any.
-        if (shapeOf(lock) === undefined)
-          void round.settled.then(() => repairQuorum(state, lock, ttl, timeout, round.replies));
+        // The adoption round is an extension that won: repair the lock as after any (the mutex's keys).
+        const { repair } = kindOf(lock);
+        if (repair) void round.settled.then(() => repair(state, lock, ttl, timeout, round.replies));
       },
     },
     handle,

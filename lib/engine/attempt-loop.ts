@@ -1,12 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { LockAcquisitionError } from '../errors/lock-acquisition.error.js';
-import { RedlockConfigError } from '../errors/redlock-config.error.js';
-import { quote } from '../errors/quote.js';
-import type { HandoffTicket, RoundContext } from '../kinds/acquire-request.js';
-import type { RoundResult } from '../kinds/acquire-round.js';
-import { setShape, type RequestedShape } from '../kinds/lock-mode.js';
+import type { HandoffTicket, RoundContext, RoundResult } from '../kinds/acquire-request.js';
+import type { KindRequest } from '../kinds/lock-kind.js';
 import {
-  canQueue,
   claimWaitOf,
   HandoverLedger,
   handoverValue,
@@ -15,7 +11,6 @@ import {
   withdrawTicket,
   yieldHandover,
 } from '../kinds/mutex/handoff.js';
-import * as shared from '../kinds/shared-rounds.js';
 import { Lock, type LockIssuer } from '../lock/lock.js';
 import { checkFencingPrefix, type ResolvedRetryOptions } from '../options/redlock-options.js';
 import { noteAttempt } from '../ops/diagnostics.js';
@@ -25,7 +20,6 @@ import { commandTimeoutFor, now, validUntilOf } from '../util/clock.js';
 import { AttemptBudget, OUT_OF_TIME } from '../waiting/attempt-budget.js';
 import type { EngineState } from './engine-state.js';
 import { settledOutcomes, type InFlight } from './in-flight.js';
-import { releaseHeld, startAttempt } from './lock-rounds.js';
 
 /** How an acquisition is to acquire. */
 export interface AttemptOptions {
@@ -35,8 +29,8 @@ export interface AttemptOptions {
   readonly signal?: AbortSignal;
   /** Issue a fencing token. */
   readonly fencing: boolean;
-  /** A read lock or a permit of a counting lock; undefined for the exclusive (write) lock. */
-  readonly shape?: RequestedShape;
+  /** The kind of lock and the state it asks for (the mutex, a read lock, a permit of `limit`). */
+  readonly kind: KindRequest;
   /** The per-call `owner`, if any (else the `owner` option). */
   readonly owner?: string;
 }
@@ -98,7 +92,7 @@ class Acquisition {
     const keys = this.#keys;
     const queue = { wakeups: state.wakeups, keys, heldHere: () => state.holdings.heldHere(keys) };
     this.#budget = new AttemptBudget(options.retry, queue, options.signal, state.closing.signal);
-    this.#queues = canQueue({ keys }, options.shape !== undefined) && options.retry.retryCount > 0;
+    this.#queues = options.kind.kind.queues(keys) && options.retry.retryCount > 0;
     // Waiters are queued on the masters already: take a place with the first attempt.
     if (this.#queues && state.wakeups.contended(keys[0])) this.takeTicket();
   }
@@ -134,7 +128,9 @@ class Acquisition {
     }
     const { resources, ttl } = this;
     const request = { keys: this.#keys, counters: this.#counters, value, ttl, ticket };
-    const attempt = startAttempt(this.state, this.#context, request, this.options.shape);
+    const { kind, state } = this.options.kind;
+    const attempt = kind.acquire(this.#context, request, state);
+    this.state.attempts.add(attempt);
     // The caller's signal, close() and acquireTimeout end the wait at once, even while masters
     // hang; the attempt's keys are then removed in the background (close() waits for that).
     const result = await this.#budget.bound(attempt.result).catch((stop: unknown) => {
@@ -166,14 +162,12 @@ class Acquisition {
 
   /** A quorum granted in time: the lock, tracked; others of this process queued on a shared lock are told. */
   private win(attempt: InFlight, result: RoundResult, value: string, validUntil: number): Lock {
-    const { shape } = this.options;
-    const lock = Lock.create(this.issuer, this.resources, this.#keys, value, this.ttl, validUntil, result.token);
-    const sharedResult = shape ? (result as shared.SharedRoundResult) : undefined;
-    if (shape) setShape(lock, shape.kind === 'permit' ? { ...shape, slot: sharedResult!.slot } : shape);
+    const { kind } = this.options.kind;
+    const lock = this.newLock(value, result.state, validUntil, result.token);
     if (this.#budget.stopped) {
       void this.state.attempts.cleanUp(
         attempt,
-        () => releaseHeld(this.state, lock, this.#context.timeout, true).settled,
+        () => kind.release(this.state, lock, this.#context.timeout, true).settled,
       );
       this.#budget.throwIfStopped();
     }
@@ -183,8 +177,14 @@ class Acquisition {
     this.#ledger?.note(result.start, result.round.replies);
     // Others of this process queued behind a shared lock may share it too: pass the wake-up on
     // (not with the value: the holder's own release must still wake).
-    if (sharedResult?.roomLeft) for (const key of this.#keys) this.state.wakeups.released(key, `${value}:granted`);
+    if (result.roomLeft) for (const key of this.#keys) this.state.wakeups.released(key, `${value}:granted`);
     return lock;
+  }
+
+  /** The `Lock` of a grant: this acquisition's kind, with the state the grant gave (a permit's slot). */
+  private newLock(value: string, state: unknown, validUntil: number, token?: number): Lock {
+    const { issuer, resources, ttl } = this;
+    return Lock.create(issuer, this.options.kind.kind, state, resources, this.#keys, value, ttl, validUntil, token);
   }
 
   /** After a failed attempt: a handover heard meanwhile wins; else the waiter's place in the queue is updated. */
@@ -242,23 +242,19 @@ class Acquisition {
 
   /** A permit limit that differs from the holders', writer preference, and the end of the budget. */
   private async giveUpOrContinue(result: RoundResult, released: Promise<void>): Promise<undefined> {
-    const { shape } = this.options;
-    const sharedResult = shape ? (result as shared.SharedRoundResult) : undefined;
-    if (sharedResult?.heldLimit !== undefined && shape?.kind === 'permit') {
+    if (result.refusal) {
       await released;
-      throw new RedlockConfigError(
-        'limit',
-        `\`limit\` ${shape.limit} differs from the limit ${sharedResult.heldLimit} that the holders of ${quote(this.resources)} use; every holder of a counting lock must use the same limit.`,
-      );
+      throw result.refusal(this.resources);
     }
-    if (!shape && !this.#ticket && !this.#budget.exhausted) {
+    const { kind } = this.options.kind;
+    if (kind.holdOff && !this.#ticket && !this.#budget.exhausted) {
       // Writer preference: a waiting writer holds off new readers, for a little longer than its
       // next attempt. A queued writer's live ticket does that already (read-acquire.lua).
       this.#writer ??= randomBytes(16).toString('base64url');
       const { retryDelay, retryJitter } = this.options.retry;
       const between = typeof retryDelay === 'number' ? retryDelay : 1_000;
       const { timeout } = this.#context;
-      shared.registerWriter(this.#context, this.#keys, this.#writer, 2 * (between + retryJitter) + 2 * timeout + 50);
+      kind.holdOff(this.#context, this.#keys, this.#writer, 2 * (between + retryJitter) + 2 * timeout + 50);
     }
     if (!this.#budget.exhausted) return undefined;
     const spent = this.#budget.spent;
@@ -297,9 +293,10 @@ class Acquisition {
     const trusted = (i: number): boolean => state.trusts(i) === true;
     const until = this.#ledger.validUntil(this.#budget.handedAt, state.quorum, trusted, ttl, state.options.driftFactor);
     if (until === undefined || until <= now()) return undefined;
-    const lock = Lock.create(this.issuer, this.resources, this.#keys, ticket.handover.value, ttl, until, undefined);
+    const { kind, state: kindState } = this.options.kind;
+    const lock = this.newLock(ticket.handover.value, kindState, until);
     if (this.#budget.stopped) {
-      void releaseHeld(state, lock, this.#context.timeout, true).settled;
+      void kind.release(state, lock, this.#context.timeout, true).settled;
       this.#budget.throwIfStopped();
     }
     state.holdings.track(lock);
@@ -326,7 +323,7 @@ class Acquisition {
     const { state } = this;
     const handedAt = this.#budget.handedAt;
     this.#budget.leave();
-    if (this.#writer) shared.withdrawWriter(this.#context, this.#keys, this.#writer);
+    if (this.#writer) this.options.kind.kind.stopHoldingOff?.(this.#context, this.#keys, this.#writer);
     const ticket = this.#ticket;
     if (!ticket) return;
     // Sent before this holder's release on each connection; a waiter that gave up also drops its

@@ -77,7 +77,7 @@ export function callSpec(
   const lockTtl = checkTtl(ttl ?? defaults.ttl);
   check?.();
   checkCallOptions(options);
-  const shape = checkLockMode(options, names.length);
+  const kind = checkLockMode(options, names.length);
   // A `using()` lock is always renewed; an `acquire()` lock only with `autoExtend`.
   const hold =
     call === 'tryAcquire'
@@ -89,7 +89,7 @@ export function callSpec(
   const attempt = {
     retry,
     fencing,
-    shape,
+    kind,
     owner: options?.owner,
     ...(call === 'tryAcquire' ? {} : { signal: options?.signal }),
   };

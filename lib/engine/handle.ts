@@ -1,7 +1,9 @@
 import { RedlockConfigError } from '../errors/redlock-config.error.js';
 import type { Lock } from '../lock/lock.js';
 import { LOCK_HANDLE_VERSION, type LockHandle } from '../lock/lock-handle.js';
-import { shapeOf, type SharedShape } from '../kinds/lock-mode.js';
+import { modeOf, type KindRequest } from '../kinds/lock-kind.js';
+import { checkLockMode } from '../kinds/lock-mode.js';
+import type { PermitState } from '../kinds/counting/counting-kind.js';
 import { checkTtl } from '../options/redlock-options.js';
 import { MAX_OWNER_LENGTH } from '../options/owner.js';
 import { checkResources, MAX_RESOURCES } from '../lock/resources.js';
@@ -18,7 +20,7 @@ const MAX_VALUE_LENGTH = 1_024 + Math.ceil((MAX_OWNER_LENGTH * 3 * 4) / 3) + 1;
  * process, say whether it is still held when it is adopted.
  */
 export function handleOf(lock: Lock): LockHandle {
-  const shape = shapeOf(lock);
+  const { mode, limit } = modeOf(lock);
   // keys are keyPrefix + resource, in the same order.
   const keyPrefix = lock.keys[0].slice(0, lock.keys[0].length - lock.resources[0].length);
   return {
@@ -27,8 +29,8 @@ export function handleOf(lock: Lock): LockHandle {
     keyPrefix,
     value: lock.value,
     ttl: lock.ttl,
-    mode: shape?.kind === 'read' ? 'read' : 'write',
-    ...(shape?.kind === 'permit' ? { limit: shape.limit, slot: shape.slot } : {}),
+    mode,
+    ...(limit === undefined ? {} : { limit, slot: (lock.kindState as PermitState).slot }),
     ...(lock.fencingToken === undefined ? {} : { fencingToken: lock.fencingToken }),
   };
 }
@@ -38,8 +40,8 @@ export interface CheckedHandle {
   readonly resources: string[];
   readonly value: string;
   readonly ttl: number;
-  /** Undefined for the exclusive lock. */
-  readonly shape: SharedShape | undefined;
+  /** The lock's kind and its state (a permit's limit and slot). */
+  readonly kind: KindRequest;
   readonly fencingToken: number | undefined;
 }
 
@@ -107,7 +109,7 @@ export function checkLockHandle(handle: unknown, keyPrefix: string): CheckedHand
   }
   const ttl = checkTtl(h.ttl, 'handle.ttl');
   if (h.mode !== 'write' && h.mode !== 'read') refuse('mode', "must be 'write' or 'read'", h.mode);
-  let shape: SharedShape | undefined = h.mode === 'read' ? { kind: 'read' } : undefined;
+  let kind = checkLockMode({ mode: h.mode });
   if (h.limit !== undefined || h.slot !== undefined) {
     if (!isWhole(h.limit, 1)) refuse('limit', "must be the counting lock's limit, a positive whole number", h.limit);
     if (h.mode === 'read') refuse('mode', "must be 'write' for a counting lock (it has `limit`)", h.mode);
@@ -115,7 +117,8 @@ export function checkLockHandle(handle: unknown, keyPrefix: string): CheckedHand
     if (!isWhole(h.slot, 0) || h.slot >= h.limit) {
       refuse('slot', `must be the permit's slot, a whole number from 0 to ${h.limit - 1} (\`limit\` − 1)`, h.slot);
     }
-    shape = { kind: 'permit', limit: h.limit, slot: h.slot };
+    const permit = checkLockMode({ limit: h.limit }) as KindRequest<PermitState>;
+    kind = { kind: permit.kind, state: { limit: h.limit, slot: h.slot } };
   }
   if (h.fencingToken !== undefined && !isWhole(h.fencingToken, 1)) {
     refuse('fencingToken', 'must be a positive whole number when present', h.fencingToken);
@@ -124,7 +127,7 @@ export function checkLockHandle(handle: unknown, keyPrefix: string): CheckedHand
     resources: names,
     value: h.value,
     ttl,
-    shape,
+    kind,
     fencingToken: h.fencingToken,
   };
 }

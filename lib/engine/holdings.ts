@@ -1,6 +1,6 @@
 import { LockLostError } from '../errors/lock-lost.error.js';
 import type { ResolvedHoldOptions } from '../options/hold-options.js';
-import { shapeOf } from '../kinds/lock-mode.js';
+import { kindOf } from '../kinds/lock-kind.js';
 import type { Lock } from '../lock/lock.js';
 import { now } from '../util/clock.js';
 
@@ -36,7 +36,7 @@ export class Holdings {
     this.#held.add(lock);
     this.holding();
     this.watchLapse(lock);
-    if (shapeOf(lock)) return; // shared: holders here do not stop waiters here from polling
+    if (!kindOf(lock).exclusive) return; // shared: holders here do not stop waiters here from polling
     for (const key of lock.keys) this.#heldKeys.set(key, lock);
   }
 

@@ -1,15 +1,9 @@
 import type { Master } from '../backend/master.js';
 import type { MasterOutcome } from '../errors/outcomes.js';
-import type { RoundResult } from '../kinds/acquire-round.js';
+import type { KindAttempt } from '../kinds/acquire-request.js';
 
-/** An acquire attempt whose keys may be on the masters and that no lock owns yet. */
-export interface InFlight {
-  /** How the attempt ended. */
-  readonly result: Promise<RoundResult>;
-  /** Each master's outcome so far, in `nodes` order. */
-  outcomes(): readonly (MasterOutcome | undefined)[];
-  /** Removes what the attempt may have written, on every master; never rejects. */
-  readonly release: () => Promise<void>;
+/** An acquire attempt whose keys may be on the masters and that no lock owns yet (its kind made it). */
+export interface InFlight extends KindAttempt {
   /** Its clean-up, once started. */
   cleanup?: Promise<void>;
 }

@@ -1,13 +1,13 @@
 import { LockExtensionError } from '../errors/lock-extension.error.js';
 import { LockLostError } from '../errors/lock-lost.error.js';
+import { RedlockClosedError } from '../errors/redlock-closed.error.js';
 import type { Lock } from '../lock/lock.js';
 import { checkTtl } from '../options/redlock-options.js';
 import { noteOutcomes, publishLost } from '../ops/diagnostics.js';
-import { shapeOf } from '../kinds/lock-mode.js';
+import { kindOf } from '../kinds/lock-kind.js';
 import { commandTimeoutFor, now, validUntilOf } from '../util/clock.js';
 import type { EngineState } from './engine-state.js';
 import { settledOutcomes } from './in-flight.js';
-import { extendRound, releaseHeld, repairQuorum } from './lock-rounds.js';
 
 // What happens to a lock after it is won: extension, release (with `minHold`), loss.
 
@@ -28,13 +28,15 @@ export async function extendLock(state: EngineState, lock: Lock, ttl: number): P
   state.noteTtl(ttl);
   const timeout = commandTimeoutFor(ttl, state.options.commandTimeout);
   const start = now();
-  const round = extendRound(state, lock, ttl, timeout);
+  const kind = kindOf(lock);
+  const round = kind.extend(state, lock, ttl, timeout);
   noteOutcomes(round.outcomes);
   const won = await round.decided;
   const validUntil = validUntilOf(start, ttl, state.options.driftFactor);
   if (won && lock.isHeld && validUntil > now()) {
     lock.markExtended(validUntil, ttl);
-    if (!shapeOf(lock)) void round.settled.then(() => repairQuorum(state, lock, ttl, timeout, round.replies));
+    const { repair } = kind;
+    if (repair) void round.settled.then(() => repair(state, lock, ttl, timeout, round.replies));
     return;
   }
   const n = state.masters.length;
@@ -81,7 +83,7 @@ export function reportLoss(state: EngineState, lock: Lock, reason: LockLostError
 async function releaseOnMasters(state: EngineState, lock: Lock, wasHeld: boolean): Promise<void> {
   state.holdings.untrack(lock);
   if (await endMinHold(state, lock, wasHeld)) return;
-  const round = releaseHeld(state, lock, commandTimeoutFor(lock.ttl, state.options.commandTimeout), true);
+  const round = kindOf(lock).release(state, lock, commandTimeoutFor(lock.ttl, state.options.commandTimeout), true);
   noteOutcomes(round.outcomes);
   await round.decided;
   // Handed to a queued waiter: this process's next acquisition of the key queues at once.
@@ -100,6 +102,36 @@ async function endMinHold(state: EngineState, lock: Lock, wasHeld: boolean): Pro
   if (!limits) return false;
   const left = Math.ceil(limits.minHoldUntil - now());
   if (!wasHeld || left <= 0) return false;
-  await extendRound(state, lock, left, commandTimeoutFor(lock.ttl, state.options.commandTimeout)).decided;
+  await kindOf(lock).extend(state, lock, left, commandTimeoutFor(lock.ttl, state.options.commandTimeout)).decided;
   return true;
+}
+
+/**
+ * The engine's part of `close()`, once every leadership resigned: aborts pending acquisitions (their
+ * attempts cleaned up, their tickets withdrawn), marks held locks lost and releases them on every
+ * master within `commandTimeout`, and stops listening. The caller closes the connections after.
+ */
+export async function closeEngine(state: EngineState): Promise<void> {
+  const { commandTimeout } = state.options;
+  state.closing.abort(new RedlockClosedError());
+  // Attempts in flight reject with RedlockClosedError; what they wrote is removed on every master first.
+  state.attempts.cleanUpAll();
+  // Every wait ends at once on the abort: each acquisition then withdraws its ticket and gives on a
+  // key already handed to it (a clean-up awaited below), so that nothing stays queued for it.
+  await state.attempts.acquisitionsEnded(commandTimeout);
+  const held = state.holdings.all();
+  for (const lock of held) state.holdings.untrack(lock);
+  await Promise.all([
+    ...held.map((lock) => {
+      lock.markLost(LockLostError.shutdown(lock.resources));
+      lock.markReleased();
+      const released = kindOf(lock).release(state, lock, commandTimeout, true).settled;
+      state.releases.set(lock, released);
+      return released;
+    }),
+    ...state.attempts.cleanups(),
+  ]);
+  state.revocations.close();
+  state.wakeups.close();
+  state.monitor.dispose();
 }

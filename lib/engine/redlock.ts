@@ -1,29 +1,21 @@
-import { LockAcquisitionError } from '../errors/lock-acquisition.error.js';
 import { LockKeyError } from '../errors/lock-key.error.js';
 import { LockLostError } from '../errors/lock-lost.error.js';
 import { RedlockClosedError } from '../errors/redlock-closed.error.js';
-import { RedlockConfigError } from '../errors/redlock-config.error.js';
 import { inspect as utilInspect } from 'node:util';
 import { now } from '../util/clock.js';
 import { Lock } from '../lock/lock.js';
-import { enterChain } from '../lock/lock-context.js';
 import { closeMasters, connectMasters } from '../backend/master.js';
 import { type RedlockOptions, type ResolvedRedlockOptions } from '../options/redlock-options.js';
-import { type ResolvedHoldOptions } from '../options/hold-options.js';
 import { Leadership, resolveLeadOptions, type LeadOptions } from '../leadership/leadership.js';
-import { startRenewal } from '../lock/renewal.js';
 import { checkResources } from '../lock/resources.js';
 import { type MasterState } from '../backend/health/master-monitor.js';
-import { settleSplitVotes } from '../waiting/split-votes.js';
-import { coversRequest } from '../kinds/lock-mode.js';
 import { inspectResource, type LockInspection } from '../inspect/inspect.js';
 import { startTelemetry } from '../ops/telemetry.js';
-import { traceAcquire, traceLockOperation, tracing } from '../ops/diagnostics.js';
-import { acquireLock, type AttemptOptions } from './attempt-loop.js';
-import { callSpec, type AcquireOptions, type TryAcquireOptions, type UsingOptions } from './call-spec.js';
+import { traceLockOperation } from '../ops/diagnostics.js';
+import type { AcquireOptions, TryAcquireOptions, UsingOptions } from './call-spec.js';
+import { acquireCall, tryAcquireCall, usingCall, type CallHost } from './calls.js';
 import { EngineState } from './engine-state.js';
-import { extendLock, releaseLock, reportLoss } from './lifecycle.js';
-import { releaseHeld } from './lock-rounds.js';
+import { closeEngine, extendLock, releaseLock, reportLoss } from './lifecycle.js';
 import { adoptOn, type AdoptOptions } from './adopt.js';
 import { handleOf } from './handle.js';
 import type { LockHandle } from '../lock/lock-handle.js';
@@ -47,6 +39,8 @@ export class Redlock {
   /** How many masters must agree: floor(N/2)+1. */
   readonly quorum: number;
   readonly #state: EngineState;
+  /** What acquire / tryAcquire / using run on (calls.ts). */
+  readonly #calls: CallHost;
   #connecting: Promise<void> | undefined;
   #telemetry: Promise<() => void> | undefined;
   /** Campaigns still running: close() resigns them before it releases anything else. */
@@ -57,6 +51,7 @@ export class Redlock {
     this.#state = new EngineState(options);
     this.options = this.#state.options;
     this.quorum = this.#state.quorum;
+    this.#calls = { state: this.#state, issuer: this, connect: () => this.connect() };
   }
 
   /** The masters' labels (`host:port`), in `nodes` order. */
@@ -220,46 +215,8 @@ export class Redlock {
     options?: AcquireOptions & { onBusy?: 'wait' },
   ): Promise<Lock>;
   acquire(resources: string | readonly string[], ttl?: number, options?: AcquireOptions): Promise<Lock | undefined>;
-  async acquire(
-    resources: string | readonly string[],
-    ttl?: number,
-    options?: AcquireOptions,
-  ): Promise<Lock | undefined> {
-    const { names, ttl: lockTtl, hold, attempt } = callSpec(this.options, 'acquire', resources, ttl, options);
-    const acquire = this.settlingSplits(hold, lockTtl, options?.signal, () =>
-      this.acquireChecked(names, lockTtl, attempt),
-    );
-    let lock: Lock;
-    try {
-      lock = await (tracing() ? traceAcquire('acquire', names, lockTtl, options, acquire) : acquire());
-    } catch (error) {
-      if (hold.skip && error instanceof LockAcquisitionError && error.busy) return this.skipped(error.resources);
-      throw error;
-    }
-    if (options?.autoExtend) lock.renewWith(startRenewal(lock));
-    this.#state.holdings.limitHold(lock, hold);
-    return lock;
-  }
-
-  /** `onBusy: 'skip'` met a busy lock: a debug line, no error (skipping is the point). */
-  private skipped(resources: readonly string[], holder = 'another holder'): undefined {
-    this.#state.logger.debug(
-      `Skipped ${resources.map((r) => JSON.stringify(r)).join(', ')}: held by ${holder} (onBusy: 'skip').`,
-    );
-    return undefined;
-  }
-
-  /**
-   * With `onBusy: 'skip'`, a split vote (some master granted, no quorum) is not "busy": try again
-   * after a short random delay before skipping (split-votes.ts). `'wait'` retries as configured.
-   */
-  private settlingSplits(
-    hold: ResolvedHoldOptions,
-    ttl: number,
-    signal: AbortSignal | undefined,
-    acquire: () => Promise<Lock>,
-  ): () => Promise<Lock> {
-    return hold.skip ? () => settleSplitVotes(acquire, ttl, [signal, this.#state.closing.signal]) : acquire;
+  acquire(resources: string | readonly string[], ttl?: number, options?: AcquireOptions): Promise<Lock | undefined> {
+    return acquireCall(this.#calls, resources, ttl, options);
   }
 
   /**
@@ -270,18 +227,8 @@ export class Redlock {
    * const lock = await redlock.tryAcquire('nightly-report', 60_000);
    * if (!lock) return; // another instance is on it
    */
-  async tryAcquire(
-    resources: string | readonly string[],
-    ttl?: number,
-    options?: TryAcquireOptions,
-  ): Promise<Lock | null> {
-    const { names, ttl: lockTtl, attempt } = callSpec(this.options, 'tryAcquire', resources, ttl, options);
-    const tryOnce = (): Promise<Lock | null> =>
-      this.acquireChecked(names, lockTtl, attempt).catch((error: unknown) => {
-        if (error instanceof LockAcquisitionError && error.busy) return null;
-        throw error;
-      });
-    return tracing() ? traceAcquire('tryAcquire', names, lockTtl, options, tryOnce) : tryOnce();
+  tryAcquire(resources: string | readonly string[], ttl?: number, options?: TryAcquireOptions): Promise<Lock | null> {
+    return tryAcquireCall(this.#calls, resources, ttl, options);
   }
 
   /**
@@ -315,59 +262,13 @@ export class Redlock {
     fn: (lock: Lock) => Promise<T> | T,
     options?: UsingOptions,
   ): Promise<T | undefined>;
-  async using<T>(
+  using<T>(
     resources: string | readonly string[],
     ttl: number | undefined,
     fn: (lock: Lock) => Promise<T> | T,
     options?: UsingOptions,
   ): Promise<T | undefined> {
-    const {
-      names,
-      ttl: lockTtl,
-      hold,
-      attempt,
-    } = callSpec(this.options, 'using', resources, ttl, options, () => {
-      if (typeof fn !== 'function')
-        throw new RedlockConfigError('fn', `\`fn\` must be the function to run under the lock; got ${typeof fn}.`);
-    });
-    const { shape } = attempt;
-
-    // Reentrancy: what the call chain holds is not acquired again; sibling calls take turns on it.
-    const entered = enterChain(
-      this,
-      names,
-      (name) => this.options.keyPrefix + name,
-      (held, name) => coversRequest(held, shape, name),
-      {
-        signal: options?.signal,
-        skip: hold.skip,
-      },
-    );
-    const entry = entered instanceof Promise ? await entered : entered;
-    if (!entry) return this.skipped(names, 'a reentrant call of this call chain'); // onBusy 'skip'
-    let lock: Lock | undefined;
-    if (entry.missing.length > 0) {
-      const missing = [...entry.missing];
-      const acquire = this.settlingSplits(hold, lockTtl, options?.signal, () =>
-        this.acquireChecked(missing, lockTtl, attempt),
-      );
-      try {
-        lock = await (tracing() ? traceAcquire('using', missing, lockTtl, options, acquire) : acquire());
-      } catch (error) {
-        entry.leave();
-        if (hold.skip && error instanceof LockAcquisitionError && error.busy) return this.skipped(error.resources);
-        throw error;
-      }
-      lock.renewWith(startRenewal(lock));
-      this.#state.holdings.limitHold(lock, hold);
-    }
-    const own = lock;
-    const result = await entry.run(own, fn, async () => {
-      if (own) await this.releaseLock(own);
-    });
-    this.throwIfLost(entry.inherited);
-    if (own?.lostReason) throw own.lostReason;
-    return result;
+    return usingCall(this.#calls, resources, ttl, fn, options);
   }
 
   /**
@@ -418,14 +319,6 @@ export class Redlock {
     this.#leaderships.delete(leadership);
   }
 
-  private throwIfLost(locks: Iterable<Lock>): void {
-    for (const lock of locks) if (lock.lostReason) throw lock.lostReason;
-  }
-
-  private acquireChecked(resources: string[], ttl: number, options: AttemptOptions): Promise<Lock> {
-    return acquireLock(this.#state, this, () => this.connect(), resources, ttl, options);
-  }
-
   /** Used by `Lock.extend()`. @internal */
   extendLock(lock: Lock, ttl: number): Promise<void> {
     return traceLockOperation('extend', lock, ttl, () => extendLock(this.#state, lock, ttl));
@@ -453,31 +346,10 @@ export class Redlock {
    * library opened. Idempotent.
    */
   async close(): Promise<void> {
-    const state = this.#state;
-    if (state.closing.signal.aborted) return;
+    if (this.#state.closing.signal.aborted) return;
     await Promise.all([...this.#leaderships].map((leadership) => leadership.resign()));
-    state.closing.abort(new RedlockClosedError());
-    // Attempts in flight reject with RedlockClosedError; what they wrote is removed on every master first.
-    state.attempts.cleanUpAll();
-    // Every wait ends at once on the abort: each acquisition then withdraws its ticket and gives on a
-    // key already handed to it (a clean-up awaited below), so that nothing stays queued for it.
-    await state.attempts.acquisitionsEnded(this.options.commandTimeout);
-    const held = state.holdings.all();
-    for (const lock of held) state.holdings.untrack(lock);
-    await Promise.all([
-      ...held.map((lock) => {
-        lock.markLost(LockLostError.shutdown(lock.resources));
-        lock.markReleased();
-        const released = releaseHeld(state, lock, this.options.commandTimeout, true).settled;
-        state.releases.set(lock, released);
-        return released;
-      }),
-      ...state.attempts.cleanups(),
-    ]);
-    state.revocations.close();
-    state.wakeups.close();
-    state.monitor.dispose();
+    await closeEngine(this.#state);
     void this.#telemetry?.then((stop) => stop());
-    closeMasters(state.masters);
+    closeMasters(this.#state.masters);
   }
 }

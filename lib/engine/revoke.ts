@@ -1,7 +1,7 @@
 import { RedlockConfigError } from '../errors/redlock-config.error.js';
 import { handoffKeysOf } from '../kinds/mutex/handoff.js';
 import type { LockInspection } from '../inspect/inspect.js';
-import { limitKeyOf, permitKeyOf } from '../kinds/lock-mode.js';
+import { limitKeyOf, permitKeyOf } from '../kinds/counting/permit-keys.js';
 import type { Master } from '../backend/master.js';
 import { announceFlagFor, releaseChannelFor } from '../kinds/channels.js';
 import { REVOCATION_CHANNEL, tombstoneKeyOf } from './revocations.js';

@@ -1,5 +1,6 @@
 import type { Master } from '../backend/master.js';
-import type { TrustCheck } from '../quorum/vote-round.js';
+import type { MasterOutcome } from '../errors/outcomes.js';
+import type { TrustCheck, VoteRound } from '../quorum/vote-round.js';
 
 // The vocabulary of one acquire round, apart from the rounds themselves: the mutex's handoff
 // queue, the shared kinds and the engine all speak it.
@@ -52,16 +53,51 @@ export interface RoundContext {
   readonly trusts: TrustCheck | undefined;
 }
 
+/** The masters a held lock's rounds go to, and who counts among them (an engine's state is one). */
+export interface Quorum {
+  readonly masters: readonly Master[];
+  readonly quorum: number;
+  /** False for a master whose vote must not count (the restart guard). */
+  readonly trusts: TrustCheck | undefined;
+}
+
 /**
- * One way to ask a master for a lock: the command to send and what counts as a grant. The first
- * kind in `ROUND_KINDS` that `applies` to a request is used; a new kind of lock (read-write,
- * counting) adds its own entry, ahead of the ones it specialises.
+ * One way to ask a master for a lock: the command to send and what counts as a grant. The mutex
+ * picks the first of its commands that `applies` to a request (acquire-round.ts).
  */
-export interface AcquireRoundKind {
+export interface AcquireCommand {
   readonly name: string;
   applies(request: AcquireRequest): boolean;
   send(master: Master, request: AcquireRequest): Promise<unknown>;
   isGranted(reply: unknown): boolean;
   /** With fencing: the highest counter a granting master reported (0 when none). */
   highestCounter?(reply: unknown): number;
+}
+
+/** How an acquire round ended. */
+export interface RoundResult {
+  /** `granted`: a quorum took the lock (and its fencing token); `votes`: no quorum; `fencing`: won, but no quorum took the token. */
+  readonly outcome: 'granted' | 'votes' | 'fencing';
+  /** The vote round, whose outcomes and replies fill in as masters answer. */
+  readonly round: VoteRound;
+  /** The monotonic instant the round began: validity counts from here. */
+  readonly start: number;
+  /** The fencing token, when one was issued. */
+  readonly token?: number;
+  /** The kind's state the won lock carries (a permit's slot); undefined for the mutex and readers. */
+  readonly state?: unknown;
+  /** On a grant: another waiter of this process may get in too (a reader; a permit with another slot free). */
+  readonly roomLeft?: boolean;
+  /** Why to stop at once instead of retrying (a `limit` other than the holders'), for these resources. */
+  readonly refusal?: (resources: readonly string[]) => Error;
+}
+
+/** An acquire attempt under way: what it sent, how it ends, and how to undo what it wrote. */
+export interface KindAttempt {
+  /** How the attempt ended (never rejects). */
+  readonly result: Promise<RoundResult>;
+  /** Each master's outcome so far, in `nodes` order. */
+  outcomes(): readonly (MasterOutcome | undefined)[];
+  /** Removes what the attempt may have written, on every master; never rejects. */
+  readonly release: () => Promise<void>;
 }

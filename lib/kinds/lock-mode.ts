@@ -1,18 +1,13 @@
 import { RedlockConfigError } from '../errors/redlock-config.error.js';
-import { RedlockError } from '../errors/redlock.error.js';
 import type { Lock } from '../lock/lock.js';
-import type { Master } from '../backend/master.js';
-import { companionKeyOf } from '../backend/cluster/cluster-keys.js';
+import { PERMIT, permitRequest } from './counting/counting-kind.js';
+import { modeOf, type KindRequest, type LockKind, type LockMode } from './lock-kind.js';
+import { MUTEX, MUTEX_REQUEST } from './mutex/mutex-kind.js';
+import { READ, READ_REQUEST } from './read-write/read-kind.js';
 
-/**
- * `'write'` (the default) is the exclusive lock; `'read'` is shared with other readers and excludes
- * writers. See docs/read-write-and-counting-locks.md.
- *
- * @example
- * await redlock.using('catalog', 5_000, render, { mode: 'read' });
- * @publicApi
- */
-export type LockMode = 'read' | 'write';
+export type { LockMode };
+
+// The kind a call asks for, from its options: the one place that chooses among the kinds.
 
 /**
  * The kind of lock a call takes: exclusive (default), shared for reading, or one of `limit` permits.
@@ -35,18 +30,12 @@ export interface LockModeOptions {
   limit?: number;
 }
 
-/** What a lock is, beyond the plain mutex. */
-export type SharedShape = { readonly kind: 'read' } | { readonly kind: 'permit'; readonly limit: number; slot: number };
-
-/** The shape a call asks for: undefined = the mutex (write). */
-export type RequestedShape = SharedShape | undefined;
-
 /**
- * Refuses malformed `mode` / `limit` (naming the option) and returns the shape asked for.
- * Nothing is sent to a master before this passes.
+ * Refuses malformed `mode` / `limit` (naming the option) and returns the kind asked for: the mutex
+ * by default. Nothing is sent to a master before this passes.
  */
-export function checkLockMode(options: LockModeOptions | undefined, resourceCount = 1): RequestedShape {
-  if (options === undefined || options === null || typeof options !== 'object') return undefined;
+export function checkLockMode(options: LockModeOptions | undefined, resourceCount = 1): KindRequest {
+  if (options === undefined || options === null || typeof options !== 'object') return MUTEX_REQUEST;
   const { mode, limit } = options;
   if (mode !== undefined && mode !== 'read' && mode !== 'write') {
     throw new RedlockConfigError(
@@ -70,32 +59,9 @@ export function checkLockMode(options: LockModeOptions | undefined, resourceCoun
     if (resourceCount > 1) {
       throw new RedlockConfigError('limit', '`limit` applies to one resource per call; lock the resources one by one.');
     }
-    return { kind: 'permit', limit, slot: -1 };
+    return permitRequest(limit);
   }
-  return mode === 'read' ? { kind: 'read' } : undefined;
-}
-
-// On a cluster node the companion keys are in the lock key's slot (`companionKeyOf`, docs/cluster.md).
-/** Redis key of permit slot `i` of a counting lock on `key`, on `master`. @internal */
-export const permitKeyOf = (key: string, i: number, master: Pick<Master, 'cluster'> = {}): string =>
-  companionKeyOf(master, key, `:permit:${i}`);
-/** Redis key of the limit record of a counting lock on `key`, on `master`. @internal */
-export const limitKeyOf = (key: string, master: Pick<Master, 'cluster'> = {}): string =>
-  companionKeyOf(master, key, ':limit');
-/** Redis key of the waiting-writer intent on `key` (it holds off new readers), on `master`. @internal */
-export const intentKeyOf = (key: string, master: Pick<Master, 'cluster'> = {}): string =>
-  companionKeyOf(master, key, ':writer-waiting');
-
-const shapes = new WeakMap<Lock, SharedShape>();
-
-/** Records what kind of shared lock `lock` is. @internal */
-export function setShape(lock: Lock, shape: SharedShape): void {
-  shapes.set(lock, shape);
-}
-
-/** The shared shape of `lock`, or undefined for the mutex. @internal */
-export function shapeOf(lock: Lock): SharedShape | undefined {
-  return shapes.get(lock);
+  return mode === 'read' ? READ_REQUEST : MUTEX_REQUEST;
 }
 
 /**
@@ -106,33 +72,12 @@ export function shapeOf(lock: Lock): SharedShape | undefined {
  * @publicApi
  */
 export function lockModeOf(lock: Lock): { mode: LockMode; limit?: number } {
-  const shape = shapes.get(lock);
-  if (shape?.kind === 'read') return { mode: 'read' };
-  if (shape?.kind === 'permit') return { mode: 'write', limit: shape.limit };
-  return { mode: 'write' };
+  const { mode, limit } = modeOf(lock);
+  return limit === undefined ? { mode } : { mode, limit };
 }
 
 /**
- * Reentrancy: does `held`, a lock of the enclosing call chain on the same resource, cover the
- * request? A write lock covers reads and writes; a read lock covers reads; a permit covers a request
- * of the same `limit`. A read lock cannot be upgraded in place (the writer would wait for its own
- * reader), and a different `limit` is the mismatch every holder is refused: both throw.
+ * Every kind, in the order `inspect()` asks their readers (the first to name an owner wins). A new
+ * kind adds itself here and its option to `LockModeOptions` / `checkLockMode` above.
  */
-export function coversRequest(held: Lock, requested: RequestedShape, resource: string): boolean {
-  const shape = shapes.get(held);
-  if (requested?.kind === 'permit' || shape?.kind === 'permit') {
-    const heldLimit = shape?.kind === 'permit' ? shape.limit : undefined;
-    const wanted = requested?.kind === 'permit' ? requested.limit : undefined;
-    if (heldLimit === wanted) return true;
-    throw new RedlockConfigError(
-      'limit',
-      `\`limit\` ${wanted ?? '(none)'} differs from the limit ${heldLimit ?? '(none: an exclusive lock)'} this call chain already holds ${JSON.stringify(resource)} with.`,
-    );
-  }
-  if (shape?.kind === 'read' && requested?.kind !== 'read') {
-    throw new RedlockError(
-      `Cannot take a write lock on ${JSON.stringify(resource)} inside a read lock on it in the same call chain: the writer would wait for its own reader. Take the write lock in the outer call.`,
-    );
-  }
-  return true;
-}
+export const KINDS: readonly LockKind[] = [MUTEX, READ, PERMIT];

@@ -16,6 +16,15 @@ export interface LockIssuer {
 type LockState = 'held' | 'released' | 'lost';
 
 /**
+ * A lock's kind as this layer sees it: opaque. The kinds (`lib/kinds/lock-kind.ts`: the mutex, the
+ * read lock, the counting lock) sit above this layer and implement it; the engine asks them. @internal
+ */
+export interface HeldKind {
+  /** The kind's name: `mutex`, `read`, `permit`. */
+  readonly name: string;
+}
+
+/**
  * What `JSON.stringify(lock)` and `console.log(lock)` show of a {@link Lock}: everything an operator
  * needs in a log line, never the lock's random value (which proves ownership on the masters).
  *
@@ -64,6 +73,8 @@ export class Lock implements AsyncDisposable {
   /** Creates the handle of a lock `issuer` has just won. @internal */
   static create(
     issuer: LockIssuer,
+    kind: HeldKind,
+    kindState: unknown,
     resources: readonly string[],
     keys: readonly string[],
     value: string,
@@ -71,12 +82,16 @@ export class Lock implements AsyncDisposable {
     validUntil: number,
     fencingToken?: number,
   ): Lock {
-    return new Lock(issuer, resources, keys, value, ttl, validUntil, fencingToken);
+    return new Lock(issuer, kind, kindState, resources, keys, value, ttl, validUntil, fencingToken);
   }
 
   /** Locks come from `Redlock` (`acquire`, `tryAcquire`, `using`), never from application code. */
   private constructor(
     private readonly issuer: LockIssuer,
+    /** What kind of lock this is; the engine asks it for the rounds. @internal */
+    readonly kind: HeldKind,
+    /** The kind's state for this lock (a permit's limit and slot); undefined for the mutex and readers. @internal */
+    readonly kindState: unknown,
     /** The resources this lock covers, without the key prefix. */
     readonly resources: readonly string[],
     /** The Redis keys (prefix + resource). @internal */

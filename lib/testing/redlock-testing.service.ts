@@ -5,17 +5,12 @@ import { LockLostError, type LockLostReason } from '../errors/lock-lost.error.js
 import { quote } from '../errors/quote.js';
 import { RedlockConfigError } from '../errors/redlock-config.error.js';
 import { now } from '../util/clock.js';
-import { resolveHoldOptions, type ResolvedHoldOptions } from '../options/hold-options.js';
+import { resolveHoldOptions } from '../options/hold-options.js';
 import { Lock } from '../lock/lock.js';
 import { enterChain } from '../lock/lock-context.js';
-import {
-  checkLockMode,
-  coversRequest,
-  setShape,
-  shapeOf,
-  type RequestedShape,
-  type SharedShape,
-} from '../kinds/lock-mode.js';
+import { checkLockMode } from '../kinds/lock-mode.js';
+import type { KindRequest } from '../kinds/lock-kind.js';
+import { StubHolds } from './stub-holds.js';
 import {
   checkCallOptions,
   checkTtl,
@@ -65,11 +60,7 @@ export class RedlockTestingService {
   readonly quorum = 2;
   /** Every acquisition granted so far, oldest first. */
   readonly acquisitions: StubAcquisition[] = [];
-  readonly #held = new Set<Lock>();
-  /** Released under `minHold`: still occupying their resources until the timer ends it. */
-  readonly #lingering = new Map<Lock, NodeJS.Timeout>();
-  /** `minHold` / `maxHold` of the held locks that have them. */
-  readonly #limits = new Map<Lock, { minHoldUntil: number; maxHoldTimer?: NodeJS.Timeout }>();
+  readonly #holds = new StubHolds();
   readonly #busy = new Set<string>();
   #unavailable: Error | undefined;
 
@@ -93,7 +84,7 @@ export class RedlockTestingService {
 
   /** The resources held right now, in acquisition order, including those a `minHold` keeps after their work ended. */
   get heldResources(): string[] {
-    return this.#occupying().flatMap((lock) => [...lock.resources]);
+    return this.#holds.occupying().flatMap((lock) => [...lock.resources]);
   }
 
   /** Makes `resource` held by "another instance" until `clearSimulations()`: acquisitions reject with a busy `LockAcquisitionError`, `tryAcquire` resolves to null. */
@@ -116,10 +107,10 @@ export class RedlockTestingService {
    */
   simulateLoss(resource?: string, reason: LockLostReason = 'majority-lost'): number {
     let lost = 0;
-    for (const lock of [...this.#held]) {
+    for (const lock of [...this.#holds.held]) {
       if (resource !== undefined && !lock.resources.includes(resource)) continue;
       lock.markLost(new LockLostError(lock.resources, reason, 'simulated by RedlockTestingService'));
-      this.#held.delete(lock);
+      this.#holds.held.delete(lock);
       lost++;
     }
     return lost;
@@ -137,12 +128,10 @@ export class RedlockTestingService {
     if (typeof resource !== 'string' || resource.length === 0)
       throw new LockKeyError('`resource` must be one non-empty resource name.');
     const why = checkRevokeOptions(options);
-    const holders = [...this.#held, ...this.#lingering.keys()].filter((l) => l.resources.includes(resource));
+    const holders = this.#holds.onResource(resource);
     for (const lock of holders) {
       lock.markLost(LockLostError.revoked(lock.resources, why));
-      this.#held.delete(lock);
-      clearTimeout(this.#lingering.get(lock));
-      this.#lingering.delete(lock);
+      this.#holds.drop(lock);
     }
     const holder = holders[0]?.value ?? null;
     return { revoked: holders.length > 0, holder, owner: ownerOfValue(holder) };
@@ -153,7 +142,7 @@ export class RedlockTestingService {
     this.#busy.clear();
     this.#unavailable = undefined;
     this.acquisitions.length = 0;
-    this.#endLingering();
+    this.#holds.endLingering();
   }
 
   /** Nothing to connect. */
@@ -161,11 +150,8 @@ export class RedlockTestingService {
 
   /** Marks held locks lost, as the real service does at shutdown. */
   async close(): Promise<void> {
-    for (const lock of [...this.#held]) lock.markLost(LockLostError.shutdown(lock.resources));
-    this.#held.clear();
-    for (const limits of this.#limits.values()) clearTimeout(limits.maxHoldTimer);
-    this.#limits.clear();
-    this.#endLingering();
+    for (const lock of [...this.#holds.held]) lock.markLost(LockLostError.shutdown(lock.resources));
+    this.#holds.clear();
   }
 
   /** As `RedlockService.acquire`, without Redis: `undefined` with `onBusy: 'skip'` while the lock is busy. */
@@ -185,20 +171,17 @@ export class RedlockTestingService {
     ttl?: number,
     options?: AcquireOptions,
   ): Promise<Lock | undefined> {
-    const names = checkResources(resources);
-    const lockTtl = checkTtl(ttl ?? this.options.ttl);
-    checkCallOptions(options);
-    const shape = checkLockMode(options, names.length);
+    const { names, lockTtl, kind } = this.#check(resources, ttl, options);
     const hold = resolveHoldOptions(options, lockTtl, options?.autoExtend === true);
     options?.signal?.throwIfAborted();
     let lock: Lock;
     try {
-      lock = this.grant(names, lockTtl, shape);
+      lock = this.grant(names, lockTtl, kind);
     } catch (error) {
       if (hold.skip && error instanceof LockAcquisitionError && error.busy) return undefined;
       throw error;
     }
-    this.#limitHold(lock, hold);
+    this.#holds.limit(lock, hold);
     return lock;
   }
 
@@ -208,12 +191,9 @@ export class RedlockTestingService {
     ttl?: number,
     options?: TryAcquireOptions,
   ): Promise<Lock | null> {
-    const names = checkResources(resources);
-    const lockTtl = checkTtl(ttl ?? this.options.ttl);
-    checkCallOptions(options);
-    const shape = checkLockMode(options, names.length);
+    const { names, lockTtl, kind } = this.#check(resources, ttl, options);
     try {
-      return this.grant(names, lockTtl, shape);
+      return this.grant(names, lockTtl, kind);
     } catch (error) {
       if (error instanceof LockAcquisitionError && error.busy) return null;
       throw error;
@@ -248,12 +228,10 @@ export class RedlockTestingService {
     fn: (lock: Lock) => Promise<T> | T,
     options?: UsingOptions,
   ): Promise<T | undefined> {
-    const names = checkResources(resources);
-    const lockTtl = checkTtl(ttl ?? this.options.ttl);
-    if (typeof fn !== 'function')
-      throw new RedlockConfigError('fn', `\`fn\` must be the function to run under the lock; got ${typeof fn}.`);
-    checkCallOptions(options);
-    const shape = checkLockMode(options, names.length);
+    const { names, lockTtl, kind } = this.#check(resources, ttl, options, () => {
+      if (typeof fn !== 'function')
+        throw new RedlockConfigError('fn', `\`fn\` must be the function to run under the lock; got ${typeof fn}.`);
+    });
     const hold = resolveHoldOptions(options, lockTtl);
     options?.signal?.throwIfAborted();
     // Reentrancy as for real: what the call chain holds is not acquired again; siblings take turns.
@@ -261,7 +239,7 @@ export class RedlockTestingService {
       this,
       names,
       (name) => this.options.keyPrefix + name,
-      (held, name) => coversRequest(held, shape, name),
+      (held, name) => kind.kind.covers(held, kind.state, name),
       { signal: options?.signal, skip: hold.skip },
     );
     const entry = entered instanceof Promise ? await entered : entered;
@@ -269,13 +247,13 @@ export class RedlockTestingService {
     let lock: Lock | undefined;
     if (entry.missing.length > 0) {
       try {
-        lock = this.grant([...entry.missing], lockTtl, shape);
+        lock = this.grant([...entry.missing], lockTtl, kind);
       } catch (error) {
         entry.leave();
         if (hold.skip && error instanceof LockAcquisitionError && error.busy) return undefined;
         throw error;
       }
-      this.#limitHold(lock, hold);
+      this.#holds.limit(lock, hold);
     }
     const own = lock;
     const result = await entry.run(own, fn, async () => {
@@ -295,15 +273,23 @@ export class RedlockTestingService {
   async adopt(handle: LockHandle, options?: AdoptOptions): Promise<Lock> {
     const { resources, value, fencingToken, ttl: handleTtl } = checkLockHandle(handle, this.options.keyPrefix);
     const { ttl } = checkAdoptOptions(options, handleTtl);
-    const same = [...this.#held].find(
+    const same = [...this.#holds.held].find(
       (l) =>
         l.value === value && l.resources.length === resources.length && resources.every((r, i) => l.resources[i] === r),
     );
     if (!same) throw new LockLostError(resources, 'lapsed', 'no lock held here has this value (RedlockTestingService)');
-    const lock = Lock.create(this, resources, same.keys, value, ttl, now() + STUB_VALIDITY_MS, fencingToken);
-    const shape = shapeOf(same);
-    if (shape) setShape(lock, shape);
-    this.#held.add(lock);
+    const lock = Lock.create(
+      this,
+      same.kind,
+      same.kindState,
+      resources,
+      same.keys,
+      value,
+      ttl,
+      now() + STUB_VALIDITY_MS,
+      fencingToken,
+    );
+    this.#holds.held.add(lock);
     return lock;
   }
 
@@ -311,7 +297,7 @@ export class RedlockTestingService {
   async extendLock(lock: Lock, ttl: number): Promise<void> {
     if (lock.lostReason) throw lock.lostReason;
     if (!lock.isHeld) throw LockLostError.released(lock.resources);
-    if (!this.#held.has(lock)) {
+    if (!this.#holds.held.has(lock)) {
       // Released by another `Lock` of the same holder (an adopted one): gone from the "masters".
       const reason = LockLostError.majorityLost(lock.resources, STUB_MASTERS.length, STUB_MASTERS.length);
       lock.markLost(reason);
@@ -327,71 +313,24 @@ export class RedlockTestingService {
 
   /** Used by `Lock.release()`. @internal */
   async releaseLock(lock: Lock): Promise<void> {
-    const limits = this.#limits.get(lock);
-    this.#limits.delete(lock);
-    clearTimeout(limits?.maxHoldTimer);
-    if (!lock.markReleased()) return;
-    // Every `Lock` of this holder (the adopted ones) is released with it, as on the masters.
-    for (const held of [...this.#held]) if (held.value === lock.value) this.#held.delete(held);
-    // minHold: the keys would lapse on the masters at that moment, not now.
-    const left = (limits?.minHoldUntil ?? 0) - now();
-    if (left > 0) {
-      const timer = setTimeout(() => this.#lingering.delete(lock), left);
-      timer.unref();
-      this.#lingering.set(lock, timer);
-    }
+    this.#holds.release(lock);
   }
 
-  /** Records when `minHold` ends and arms `maxHold` (the lock is lost at that moment). */
-  #limitHold(lock: Lock, hold: ResolvedHoldOptions): void {
-    if (hold.minHold === 0 && hold.maxHold === undefined) return;
-    const maxHold = hold.maxHold;
-    const maxHoldTimer =
-      maxHold === undefined
-        ? undefined
-        : setTimeout(() => {
-            lock.markLost(LockLostError.maxHold(lock.resources, maxHold));
-            this.#held.delete(lock);
-          }, maxHold);
-    maxHoldTimer?.unref();
-    this.#limits.set(lock, { minHoldUntil: now() + hold.minHold, maxHoldTimer });
+  /** A call's resources, TTL and kind, checked as the real service checks them (`check` between TTL and options). */
+  #check(
+    resources: string | readonly string[],
+    ttl: number | undefined,
+    options: AcquireOptions | undefined,
+    check?: () => void,
+  ): { names: string[]; lockTtl: number; kind: KindRequest } {
+    const names = checkResources(resources);
+    const lockTtl = checkTtl(ttl ?? this.options.ttl);
+    check?.();
+    checkCallOptions(options);
+    return { names, lockTtl, kind: checkLockMode(options, names.length) };
   }
 
-  /** One lock per holder: an adopted lock shares its value with the lock it was adopted from. */
-  #occupying(): Lock[] {
-    const seen = new Set<string>();
-    return [...this.#held, ...this.#lingering.keys()].filter((l) => !seen.has(l.value) && !!seen.add(l.value));
-  }
-
-  #endLingering(): void {
-    for (const timer of this.#lingering.values()) clearTimeout(timer);
-    this.#lingering.clear();
-  }
-
-  /**
-   * Who stands in the way of `shape` on `resource`, as on real masters: a writer excludes everyone
-   * but permits (another key); a reader excludes writers; a counting lock is full at `limit`.
-   */
-  #conflicts(resource: string, shape: RequestedShape): boolean {
-    const others = this.#occupying().filter((l) => l.resources.includes(resource));
-    if (shape?.kind === 'permit') {
-      const permits = others.filter((l) => shapeOf(l)?.kind === 'permit');
-      for (const l of permits) {
-        const limit = (shapeOf(l) as { limit: number }).limit;
-        if (limit !== shape.limit) {
-          throw new RedlockConfigError(
-            'limit',
-            `\`limit\` ${shape.limit} differs from the limit ${limit} that the holders of ${quote([resource])} use; every holder of a counting lock must use the same limit.`,
-          );
-        }
-      }
-      return permits.length >= shape.limit;
-    }
-    if (shape?.kind === 'read') return others.some((l) => shapeOf(l) === undefined);
-    return others.some((l) => shapeOf(l)?.kind !== 'permit');
-  }
-
-  private grant(resources: string[], ttl: number, shape?: RequestedShape): Lock {
+  private grant(resources: string[], ttl: number, { kind, state }: KindRequest): Lock {
     const outcomes = (status: MasterOutcome['status'], error?: Error): MasterOutcome[] =>
       STUB_MASTERS.map((master) => ({ master, status, ...(error && { error }) }));
     if (this.#unavailable) {
@@ -403,7 +342,9 @@ export class RedlockTestingService {
       );
     }
     const busy = resources.filter((r) => this.#busy.has(r));
-    const heldHere = resources.filter((r) => !this.#busy.has(r) && this.#conflicts(r, shape));
+    // Who stands in the way, as on real masters: the kind's own admit rule, asked of the holders here.
+    const holds = this.#holds;
+    const heldHere = resources.filter((r) => !this.#busy.has(r) && !kind.admits(holds.holdersOf(r), state, r));
     if (busy.length > 0 || heldHere.length > 0) {
       throw new LockAcquisitionError(
         resources,
@@ -412,34 +353,21 @@ export class RedlockTestingService {
         `Could not lock ${quote(resources)}: ${quote([...busy, ...heldHere])} held by another holder (simulated by RedlockTestingService).`,
       );
     }
+    const placed = kind.placeAmong?.(holds.holdersOf(resources[0]), state, resources[0]) ?? state;
     const lock = Lock.create(
       this,
+      kind,
+      placed,
       resources,
       resources.map((r) => this.options.keyPrefix + r),
       randomBytes(16).toString('base64url'),
       ttl,
       now() + STUB_VALIDITY_MS,
     );
-    const shared = sharedShape(shape, resources[0], this.#occupying());
-    if (shared) setShape(lock, shared);
-    this.#held.add(lock);
+    holds.held.add(lock);
     this.acquisitions.push({ resources: [...resources], ttl });
     return lock;
   }
-}
-
-/** The shape a granted stub lock records: a read lock, or the lowest free permit slot. */
-function sharedShape(shape: RequestedShape, resource: string, occupying: Lock[]): SharedShape | undefined {
-  if (shape?.kind !== 'permit') return shape;
-  const taken = new Set(
-    occupying
-      .filter((l) => l.resources.includes(resource))
-      .map((l) => shapeOf(l))
-      .flatMap((s) => (s?.kind === 'permit' ? [s.slot] : [])),
-  );
-  let slot = 0;
-  while (taken.has(slot)) slot++;
-  return { kind: 'permit', limit: shape.limit, slot };
 }
 
 function checkResources(resources: string | readonly string[]): string[] {

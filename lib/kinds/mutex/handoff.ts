@@ -1,4 +1,4 @@
-import type { AcquireRequest, AcquireRoundKind, HandoffTicket } from '../acquire-request.js';
+import type { AcquireRequest, AcquireCommand, HandoffTicket } from '../acquire-request.js';
 import { driftOf } from '../../util/clock.js';
 import type { Master } from '../../backend/master.js';
 import { companionKeyOf } from '../../backend/cluster/cluster-keys.js';
@@ -51,7 +51,7 @@ export function handoffKeysOf(key: string, master: Pick<Master, 'cluster'> = {})
 export const RESERVED_PREFIX = LUA_NAMES.RESERVED_PREFIX;
 
 /** An attempt of a queued waiter: the ticket script (fenced or not), single key only. */
-export const ticketed: AcquireRoundKind = {
+export const ticketed: AcquireCommand = {
   name: 'ticketed',
   applies: (r) => r.ticket !== undefined,
   send: async (m, r) => {

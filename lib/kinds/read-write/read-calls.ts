@@ -1,9 +1,13 @@
 import { bySlot } from '../../backend/cluster/cluster-scripts.js';
 import { queueKeysOf } from '../mutex/handoff.js';
-import { intentKeyOf } from '../lock-mode.js';
 import type { Master } from '../../backend/master.js';
+import { companionKeyOf } from '../../backend/cluster/cluster-keys.js';
 import { announceFlagFor, releaseChannelFor } from '../channels.js';
 import { defineScripts } from '../../lua/scripts.js';
+
+/** Redis key of the waiting-writer intent on `key` (it holds off new readers), on `master` (in the lock key's slot on a cluster). @internal */
+export const intentKeyOf = (key: string, master: Pick<Master, 'cluster'> = {}): string =>
+  companionKeyOf(master, key, ':writer-waiting');
 
 /**
  * The read-write lock calls on one master. On a plain master, one script call. On a cluster node,
