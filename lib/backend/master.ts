@@ -6,7 +6,7 @@ import { redact, redactUrl, secretsOf } from '../util/redact.js';
 import type { MasterConnection } from './master-connection.js';
 import { looksLikeNodeRedis, nodeRedisRefusal, type NodeRedisCommands } from './node-redis/node-redis-client.js';
 import { nodeRedisConnection } from './node-redis/node-redis-connection.js';
-import { defineScripts, type ScriptedClient } from '../lua/scripts.js';
+import { defineScripts, type LockScripts } from '../lua/scripts.js';
 import { clusterScripts } from './cluster/cluster-scripts.js';
 
 /** One Redis master as the library sees it. */
@@ -24,7 +24,12 @@ export interface Master {
   readonly cluster?: Cluster;
   /** For a cluster, the `host:port` of its startup nodes (one server, one vote is checked on them). */
   readonly servers?: readonly string[];
-  readonly scripts: ScriptedClient;
+  /**
+   * Every script of the library on this master. On a cluster node each call is split by hash slot
+   * and the replies merged by the script's declared rule (`clusterScripts`); elsewhere it is the
+   * connection itself.
+   */
+  readonly scripts: LockScripts;
   /** True when the library opened the connection and so must close it. */
   readonly owned: boolean;
   /** A user's node-redis client: the library connects it if it is not open (and still never closes it). */
