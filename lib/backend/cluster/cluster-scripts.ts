@@ -60,7 +60,10 @@ function thenRead(cluster: Cluster, rule: SlotRule, via: Run): Run {
     const n = numKeys / 2;
     if ((await via(n, ...rest.slice(0, n), rest[numKeys], rest[numKeys + 1])) !== 1) return -1;
     const read = await Promise.all(rest.slice(n, numKeys).map((key) => cluster.get(String(key))));
-    return merge(rule.merge, read.map((c) => c ?? 0));
+    return merge(
+      rule.merge,
+      read.map((c) => c ?? 0),
+    );
   };
 }
 
