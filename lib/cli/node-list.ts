@@ -1,3 +1,5 @@
+import { describeNode, parseNodeUrl } from '../backend/node-spec.js';
+import { RedlockConfigError } from '../errors/redlock-config.error.js';
 import { redact, safeDecode, secretsOf } from '../util/redact.js';
 import { UsageError } from './usage-error.js';
 
@@ -52,16 +54,19 @@ export function parseNodeList(text: string): NodeEntry[] {
   return entries;
 }
 
-function parseMaster(url: string): MasterEntry {
-  let parsed: URL;
+/** The library's own checks and label for an entry (`lib/backend/node-spec.ts`), as bad usage of `--nodes`. */
+function checked<T>(parse: () => T): T {
   try {
-    parsed = new URL(url);
-  } catch {
-    throw new UsageError(`--nodes: not a redis:// URL: ${shownNode(url)}`);
+    return parse();
+  } catch (e) {
+    if (e instanceof RedlockConfigError) throw new UsageError(e.message);
+    throw e;
   }
-  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:')
-    throw new UsageError(`--nodes: not a redis:// URL: ${shownNode(url)}`);
-  const label = `${parsed.hostname || '127.0.0.1'}:${parsed.port || 6379}`;
+}
+
+function parseMaster(text: string): MasterEntry {
+  const { url, label } = checked(() => parseNodeUrl(text, '--nodes'));
+  const parsed = new URL(url);
   const secrets = [...secretsOf([url]), parsed.password, safeDecode(parsed.password)].filter((s) => s.length > 0);
   return { kind: 'master', url, label, secrets };
 }
@@ -100,8 +105,8 @@ function parseCluster(spec: string): ClusterEntry {
   const secrets = [...secretsOf(entries), ...urls.flatMap((u) => [u.password, safeDecode(u.password)])].filter(
     (s) => s.length > 0,
   );
-  // The library's label for a cluster entry: its first startup node.
-  const label = `${CLUSTER}${startup[0].host}:${startup[0].port}`;
+  // The library's label for a cluster entry (its first startup node), and its checks of each one.
+  const { label } = checked(() => describeNode({ cluster: startup }, '--nodes'));
   return {
     kind: 'cluster',
     startup,
