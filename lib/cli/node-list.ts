@@ -10,7 +10,7 @@ export const CLUSTER = 'cluster:';
 export interface MasterEntry {
   readonly kind: 'master';
   readonly url: string;
-  /** `host:port`, as the library labels it. */
+  /** `host:port` as typed (the library spells each address one way: `LOCALHOST` is 127.0.0.1). */
   readonly label: string;
   /** Secrets to scrub from anything printed. */
   readonly secrets: readonly string[];
@@ -54,7 +54,7 @@ export function parseNodeList(text: string): NodeEntry[] {
   return entries;
 }
 
-/** The library's own checks and label for an entry (`lib/backend/node-spec.ts`), as bad usage of `--nodes`. */
+/** The library's own checks of an entry (`lib/backend/node-spec.ts`), as bad usage of `--nodes`. */
 function checked<T>(parse: () => T): T {
   try {
     return parse();
@@ -64,9 +64,12 @@ function checked<T>(parse: () => T): T {
   }
 }
 
+// Labels are the host as typed (not the library's one spelling per address): `masters` then shows
+// `localhost:6379: same server as 127.0.0.1:6379` for a server listed under two spellings.
 function parseMaster(text: string): MasterEntry {
-  const { url, label } = checked(() => parseNodeUrl(text, '--nodes'));
+  const { url } = checked(() => parseNodeUrl(text, '--nodes'));
   const parsed = new URL(url);
+  const label = `${parsed.hostname}:${parsed.port || 6379}`;
   const secrets = [...secretsOf([url]), parsed.password, safeDecode(parsed.password)].filter((s) => s.length > 0);
   return { kind: 'master', url, label, secrets };
 }
@@ -105,8 +108,8 @@ function parseCluster(spec: string): ClusterEntry {
   const secrets = [...secretsOf(entries), ...urls.flatMap((u) => [u.password, safeDecode(u.password)])].filter(
     (s) => s.length > 0,
   );
-  // The library's label for a cluster entry (its first startup node), and its checks of each one.
-  const { label } = checked(() => describeNode({ cluster: startup }, '--nodes'));
+  checked(() => describeNode({ cluster: startup }, '--nodes')); // the library's checks of each startup node
+  const label = `${CLUSTER}${startup[0].host}:${startup[0].port}`;
   return {
     kind: 'cluster',
     startup,
