@@ -240,7 +240,7 @@ describe('the nestjs-quorum-lock command-line inspector (built bin, real masters
     for (const command of ['masters', 'inspect']) {
       const res = await cli(command, '--nodes', `${set.urls[0]},redis://:s3cr3t-pw@127.0.0.1:0`);
       expect(res.code).toBe(2);
-      expect(res.stderr).toMatch(/`--nodes` has a bad port \(0\)/);
+      expect(res.stderr).toMatch(/`--nodes` has a bad port \("0"\)/);
       expect(res.stderr).not.toContain('s3cr3t-pw');
     }
     const cluster = await cli('masters', '--nodes', 'cluster:127.0.0.1:7000+127.0.0.1:0');
