@@ -30,7 +30,7 @@ export interface Master {
   readonly scripts: LockScripts;
   /** True when the library opened the connection and so must close it. */
   readonly owned: boolean;
-  /** A user's node-redis client: the library connects it if it is not open (and still never closes it). */
+  /** A user's connection the library connects if it is not open (a node-redis client), and still never closes. */
   readonly connectsIfClosed?: boolean;
   /** True while this tick's writes to the master are being held back, to go out in one syscall. */
   corked: boolean;
@@ -115,11 +115,10 @@ export function openMasters(nodes: readonly RedlockNode[]): Master[] {
       ...(cluster ? { cluster, servers: d.servers } : {}),
       scripts: cluster ? clusterScripts(cluster) : defineScripts(client),
       owned: !d.instance,
-      ...(d.nodeRedis ? { connectsIfClosed: true } : {}),
+      ...(d.connectsIfClosed ? { connectsIfClosed: true } : {}),
       corked: false,
     };
-    if (d.nodeRedis) {
-      // The adapter (one per client, shared by every Redlock) records it: no listener per instance.
+    if (d.recordsLastError) {
       Object.defineProperty(master, 'lastError', { get: () => (client as { lastError?: Error }).lastError });
     }
     if (!d.instance) {

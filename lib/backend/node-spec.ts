@@ -91,8 +91,13 @@ export interface NodeSpec {
   readonly label: string;
   readonly create?: () => Redis;
   readonly instance?: MasterConnection;
-  /** A node-redis client: connected if not open, never closed. */
-  readonly nodeRedis?: boolean;
+  /** A user's connection the library connects when it is not open (and still never closes). */
+  readonly connectsIfClosed?: boolean;
+  /**
+   * The connection records its own `lastError` (once per client, however many Redlocks share it),
+   * so no listener is added per instance.
+   */
+  readonly recordsLastError?: boolean;
   /** A Redis Cluster: one vote, commands routed by slot. */
   readonly cluster?: boolean;
   /** For a cluster, its startup nodes' labels (one server, one vote is checked on them). */
@@ -221,7 +226,8 @@ function describeNodeRedis(node: object, option: string): NodeSpec {
   return {
     label: hostLabel(socket.host, socket.port, socket.path),
     instance: nodeRedisConnection(client),
-    nodeRedis: true,
+    connectsIfClosed: true,
+    recordsLastError: true,
   };
 }
 
