@@ -4,6 +4,9 @@ import { SCRIPTS, type ScriptName } from '../../lua/scripts.generated.js';
 import { SLOT_RULES, type SlotRule } from '../../lua/slot-rules.js';
 import { bySlot } from './cluster-slot.js';
 
+/** Re-exported for code that grouped keys itself; call `master.scripts` instead, which splits by the script's rule. */
+export { bySlot };
+
 type Arg = string | number;
 type Run = (numKeys: number, ...keysThenArgs: Arg[]) => Promise<unknown>;
 
