@@ -46,72 +46,64 @@ run: the command's exit code (128 + signo when a signal killed it); 75 the lock 
 of masters; 2 bad usage; 127 the command was not found.
 release --force: 0 a holder was removed; 1 nothing was held (or too few masters answered); 2 bad usage.`;
 
-/**
- * Runs the CLI; resolves to the exit code: 0 ok; 1 below a quorum of reachable masters (`inspect`)
- * or of masters whose votes would count for a lock now (`masters`); 2 bad usage.
- */
-export async function runCli(argv: readonly string[], out: Output, err: Output = process.stderr): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: [...argv],
-      allowPositionals: true,
-      options: {
-        nodes: { type: 'string' },
-        prefix: { type: 'string', default: REDLOCK_DEFAULTS.keyPrefix },
-        'fencing-prefix': { type: 'string', default: REDLOCK_DEFAULTS.fencingPrefix },
-        ttl: { type: 'string', default: String(REDLOCK_DEFAULTS.ttl) },
-        limit: { type: 'string', default: '1000' },
-        timeout: { type: 'string', default: '2000' },
-        json: { type: 'boolean', default: false },
-        help: { type: 'boolean', short: 'h', default: false },
-        ...RUN_OPTIONS,
-        ...RELEASE_OPTIONS,
-      },
-      tokens: true,
-    });
-  } catch (e) {
-    err.write(`${redactUrl((e as Error).message)}\n\n${USAGE}\n`);
-    return 2;
-  }
-  const { values, positionals, tokens } = parsed;
+/** The command line's options: every command's (each command checks that only its own are set). */
+const OPTIONS = {
+  nodes: { type: 'string' },
+  prefix: { type: 'string', default: REDLOCK_DEFAULTS.keyPrefix },
+  'fencing-prefix': { type: 'string', default: REDLOCK_DEFAULTS.fencingPrefix },
+  ttl: { type: 'string', default: String(REDLOCK_DEFAULTS.ttl) },
+  limit: { type: 'string', default: '1000' },
+  timeout: { type: 'string', default: '2000' },
+  json: { type: 'boolean', default: false },
+  help: { type: 'boolean', short: 'h', default: false },
+  ...RUN_OPTIONS,
+  ...RELEASE_OPTIONS,
+} as const;
+
+type Parsed = ReturnType<typeof parseCommandLine>;
+
+function parseCommandLine(argv: readonly string[]) {
+  return parseArgs({ args: [...argv], allowPositionals: true, options: OPTIONS, tokens: true });
+}
+
+/** Bad usage: the message (passwords scrubbed) and the usage text on stderr, exit code 2. */
+function badUsage(err: Output, message: string): number {
+  err.write(`nestjs-quorum-lock: ${message}\n\n${USAGE}\n`);
+  return 2;
+}
+
+/** The first option of `options` given on the command line, if any. */
+function givenOf(options: object, values: object): string | undefined {
+  return Object.keys(options).find((name) => name in values);
+}
+
+/** `run`, or a `run` option given to another command. */
+async function run({ values, positionals, tokens }: Parsed, argv: readonly string[], err: Output): Promise<number> {
+  const stray = givenOf(RUN_OPTIONS, values);
+  if (positionals[0] !== 'run') throw new UsageError(`--${stray} is an option of run only`);
+  const terminator = tokens.find((t) => t.kind === 'option-terminator');
+  const child = terminator ? argv.slice(terminator.index + 1) : [];
+  return runUnderLock(
+    {
+      ...values,
+      waitTimeout: values['wait-timeout'],
+      stray: positionals.slice(1, positionals.length - child.length),
+      command: child,
+    },
+    err,
+  );
+}
+
+/** `release --force`, or a `release` option given to another command. */
+async function release({ values, positionals }: Parsed, out: Output, err: Output): Promise<number> {
+  const stray = givenOf(RELEASE_OPTIONS, values);
+  if (positionals[0] !== 'release') throw new UsageError(`--${stray} is an option of release only`);
+  return releaseForced({ ...values, positionals: positionals.slice(1) }, out, err);
+}
+
+/** `inspect` and `masters`: read-only, over connections of their own to every node. */
+async function readOnly({ values, positionals }: Parsed, out: Output, err: Output): Promise<number> {
   const [command, pattern = '*', ...extra] = positionals;
-  if (values.help || command === undefined || command === 'help') {
-    (values.help || command === 'help' ? out : err).write(`${USAGE}\n`);
-    return values.help || command === 'help' ? 0 : 2;
-  }
-  if (command === 'run' || Object.keys(RUN_OPTIONS).some((name) => name in values))
-    try {
-      if (command !== 'run')
-        throw new UsageError(`--${Object.keys(RUN_OPTIONS).find((name) => name in values)} is an option of run only`);
-      const terminator = tokens.find((t) => t.kind === 'option-terminator');
-      const child = terminator ? argv.slice(terminator.index + 1) : [];
-      return await runUnderLock(
-        {
-          ...values,
-          waitTimeout: values['wait-timeout'],
-          stray: positionals.slice(1, positionals.length - child.length),
-          command: child,
-        },
-        err,
-      );
-    } catch (e) {
-      if (!(e instanceof UsageError)) throw e;
-      err.write(`nestjs-quorum-lock: ${redactUrl(e.message)}\n\n${USAGE}\n`);
-      return 2;
-    }
-  if (command === 'release' || Object.keys(RELEASE_OPTIONS).some((name) => name in values))
-    try {
-      if (command !== 'release')
-        throw new UsageError(
-          `--${Object.keys(RELEASE_OPTIONS).find((name) => name in values)} is an option of release only`,
-        );
-      return await releaseForced({ ...values, positionals: positionals.slice(1) }, out, err);
-    } catch (e) {
-      if (!(e instanceof UsageError)) throw e;
-      err.write(`nestjs-quorum-lock: ${redactUrl(e.message)}\n\n${USAGE}\n`);
-      return 2;
-    }
   const number = (name: 'ttl' | 'limit' | 'timeout'): number => {
     const n = Number(values[name]);
     if (!Number.isSafeInteger(n) || n <= 0)
@@ -134,30 +126,45 @@ export async function runCli(argv: readonly string[], out: Output, err: Output =
     );
     const errors = await connectAll(nodes);
     const quorum = quorumOf(nodes.length);
-    const reachable = errors.filter((e) => e === undefined).length;
-    if (command === 'masters') {
-      const counting = await masters(nodes, errors, number('ttl'), values.json, out);
-      return counting >= quorum ? 0 : 1;
-    }
-    await inspect(
-      nodes,
-      errors,
-      values.prefix,
-      values['fencing-prefix'],
-      pattern,
-      number('limit'),
-      timeout,
-      values.json,
-      out,
-    );
-    return reachable >= quorum ? 0 : 1;
+    if (command === 'masters') return (await masters(nodes, errors, number('ttl'), values.json, out)) >= quorum ? 0 : 1;
+    const { prefix, json } = values;
+    await inspect(nodes, errors, prefix, values['fencing-prefix'], pattern, number('limit'), timeout, json, out);
+    return errors.filter((e) => e === undefined).length >= quorum ? 0 : 1;
   } catch (e) {
-    if (e instanceof UsageError) {
-      err.write(`nestjs-quorum-lock: ${scrub(e.message, nodes)}\n\n${USAGE}\n`);
-      return 2;
-    }
+    if (e instanceof UsageError) return badUsage(err, scrub(e.message, nodes));
     throw new Error(scrub(e instanceof Error ? e.message : String(e), nodes));
   } finally {
     for (const n of nodes) n.client.disconnect();
   }
+}
+
+/**
+ * Runs the CLI; resolves to the exit code: 0 ok; 1 below a quorum of reachable masters (`inspect`)
+ * or of masters whose votes would count for a lock now (`masters`); 2 bad usage.
+ *
+ * @example
+ * process.exitCode = await runCli(process.argv.slice(2), process.stdout);
+ */
+export async function runCli(argv: readonly string[], out: Output, err: Output = process.stderr): Promise<number> {
+  let parsed: Parsed;
+  try {
+    parsed = parseCommandLine(argv);
+  } catch (e) {
+    err.write(`${redactUrl((e as Error).message)}\n\n${USAGE}\n`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  const command = positionals[0];
+  if (values.help || command === undefined || command === 'help') {
+    (values.help || command === 'help' ? out : err).write(`${USAGE}\n`);
+    return values.help || command === 'help' ? 0 : 2;
+  }
+  try {
+    if (command === 'run' || givenOf(RUN_OPTIONS, values)) return await run(parsed, argv, err);
+    if (command === 'release' || givenOf(RELEASE_OPTIONS, values)) return await release(parsed, out, err);
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    return badUsage(err, redactUrl(e.message));
+  }
+  return readOnly(parsed, out, err);
 }

@@ -1,3 +1,5 @@
+import { describeNode, parseNodeUrl } from '../backend/node-spec.js';
+import { RedlockConfigError } from '../errors/redlock-config.error.js';
 import { redact, safeDecode, secretsOf } from '../util/redact.js';
 import { UsageError } from './usage-error.js';
 
@@ -8,7 +10,7 @@ export const CLUSTER = 'cluster:';
 export interface MasterEntry {
   readonly kind: 'master';
   readonly url: string;
-  /** `host:port`, as the library labels it. */
+  /** `host:port` as typed (the library spells each address one way: `LOCALHOST` is 127.0.0.1). */
   readonly label: string;
   /** Secrets to scrub from anything printed. */
   readonly secrets: readonly string[];
@@ -52,16 +54,22 @@ export function parseNodeList(text: string): NodeEntry[] {
   return entries;
 }
 
-function parseMaster(url: string): MasterEntry {
-  let parsed: URL;
+/** The library's own checks of an entry (`lib/backend/node-spec.ts`), as bad usage of `--nodes`. */
+function checked<T>(parse: () => T): T {
   try {
-    parsed = new URL(url);
-  } catch {
-    throw new UsageError(`--nodes: not a redis:// URL: ${shownNode(url)}`);
+    return parse();
+  } catch (e) {
+    if (e instanceof RedlockConfigError) throw new UsageError(e.message);
+    throw e;
   }
-  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:')
-    throw new UsageError(`--nodes: not a redis:// URL: ${shownNode(url)}`);
-  const label = `${parsed.hostname || '127.0.0.1'}:${parsed.port || 6379}`;
+}
+
+// Labels are the host as typed (not the library's one spelling per address): `masters` then shows
+// `localhost:6379: same server as 127.0.0.1:6379` for a server listed under two spellings.
+function parseMaster(text: string): MasterEntry {
+  const { url } = checked(() => parseNodeUrl(text, '--nodes'));
+  const parsed = new URL(url);
+  const label = `${parsed.hostname}:${parsed.port || 6379}`;
   const secrets = [...secretsOf([url]), parsed.password, safeDecode(parsed.password)].filter((s) => s.length > 0);
   return { kind: 'master', url, label, secrets };
 }
@@ -100,7 +108,7 @@ function parseCluster(spec: string): ClusterEntry {
   const secrets = [...secretsOf(entries), ...urls.flatMap((u) => [u.password, safeDecode(u.password)])].filter(
     (s) => s.length > 0,
   );
-  // The library's label for a cluster entry: its first startup node.
+  checked(() => describeNode({ cluster: startup }, '--nodes')); // the library's checks of each startup node
   const label = `${CLUSTER}${startup[0].host}:${startup[0].port}`;
   return {
     kind: 'cluster',

@@ -5,7 +5,6 @@ import { limitKeyOf, permitKeyOf } from '../kinds/counting/permit-keys.js';
 import type { Master } from '../backend/master.js';
 import { announceFlagFor, releaseChannelFor } from '../kinds/channels.js';
 import { REVOCATION_CHANNEL, tombstoneKeyOf } from './revocations.js';
-import { defineScripts } from '../lua/scripts.js';
 import { voteRound } from '../quorum/vote-round.js';
 
 /**
@@ -103,7 +102,7 @@ export async function revokeHolders(ctx: RevokeContext, view: LockInspection, re
         limitKeyOf(key, m),
         ...Array.from({ length: slotCount }, (_, i) => permitKeyOf(key, i, m)),
       ];
-      return defineScripts(m.client).quorumLockRevoke(
+      return m.scripts.quorumLockRevoke(
         keys.length,
         ...keys,
         exclusive,

@@ -4,7 +4,8 @@ type Call<R = number> = (numKeys: number, ...keysThenArgs: (string | number)[]) 
 
 /**
  * The mutex's scripts as commands of a connection (EVALSHA, with EVAL on NOSCRIPT). A cluster
- * node's `Master.scripts` implements the same calls slot by slot (`clusterScripts`).
+ * node's `Master.scripts` implements every script's call slot by slot, merging the replies by the
+ * script's rule in `SLOT_RULES` (lib/lua/slot-rules.ts).
  */
 export interface ScriptedClient {
   quorumLockAcquire: Call;

@@ -234,4 +234,17 @@ describe('the nestjs-quorum-lock command-line inspector (built bin, real masters
     expect(none.code).toBe(2);
     expect(none.stderr).toContain('--nodes lists no master');
   });
+
+  it("checks each --nodes entry with the library's node parser: a bad port is bad usage naming --nodes", async () => {
+    // The library refuses port 0 in `nodes`; the CLI used to try it and report the master down (exit 1).
+    for (const command of ['masters', 'inspect']) {
+      const res = await cli(command, '--nodes', `${set.urls[0]},redis://:s3cr3t-pw@127.0.0.1:0`);
+      expect(res.code).toBe(2);
+      expect(res.stderr).toMatch(/`--nodes` has a bad port \("0"\)/);
+      expect(res.stderr).not.toContain('s3cr3t-pw');
+    }
+    const cluster = await cli('masters', '--nodes', 'cluster:127.0.0.1:7000+127.0.0.1:0');
+    expect(cluster.code).toBe(2);
+    expect(cluster.stderr).toMatch(/`--nodes\.cluster\[1\]` has a bad port/);
+  });
 });

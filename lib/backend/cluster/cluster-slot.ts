@@ -26,3 +26,21 @@ export function clusterSlotOf(key: string): number {
   for (const byte of bytes) crc = ((crc << 8) & 0xffff) ^ TABLE[((crc >> 8) ^ byte) & 0xff];
   return crc & 16_383;
 }
+
+/**
+ * Groups keys by hash slot, keeping each key's position, so that one script call per slot never
+ * crosses slots (a cluster refuses a script whose keys are in different slots: CROSSSLOT).
+ *
+ * @example
+ * bySlot(['lock:{a}:1', 'lock:b', 'lock:{a}:2']); // [[0, 2], [1]]
+ */
+export function bySlot(keys: readonly string[]): number[][] {
+  const groups = new Map<number, number[]>();
+  keys.forEach((key, i) => {
+    const slot = clusterSlotOf(key);
+    const group = groups.get(slot);
+    if (group) group.push(i);
+    else groups.set(slot, [i]);
+  });
+  return [...groups.values()];
+}

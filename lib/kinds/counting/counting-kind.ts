@@ -1,7 +1,6 @@
 import type { Master } from '../../backend/master.js';
 import { quote } from '../../errors/quote.js';
 import { RedlockConfigError } from '../../errors/redlock-config.error.js';
-import { defineScripts } from '../../lua/scripts.js';
 import { voteRound, type VoteRound } from '../../quorum/vote-round.js';
 import type { Quorum, RoundContext } from '../acquire-request.js';
 import { announceFlagFor, releaseChannelFor } from '../channels.js';
@@ -55,7 +54,7 @@ async function permitAttempt(
       ctx.quorum,
       ctx.timeout,
       (m) =>
-        defineScripts(m.client).quorumLockPermitAcquire(
+        m.scripts.quorumLockPermitAcquire(
           limit + 1,
           ...permitKeysOf(key, limit, m),
           limitKeyOf(key, m),
@@ -105,7 +104,7 @@ function releasePermit(
     quorum.quorum,
     timeout,
     (m) =>
-      defineScripts(m.client).quorumLockPermitRelease(
+      m.scripts.quorumLockPermitRelease(
         limit + 1,
         ...permitKeysOf(key, limit, m),
         limitKeyOf(key, m),
@@ -150,7 +149,7 @@ export const PERMIT: LockKind<PermitState> = {
       quorum.quorum,
       timeout,
       (m) =>
-        defineScripts(m.client).quorumLockPermitExtend(
+        m.scripts.quorumLockPermitExtend(
           2,
           permitKeyOf(key, slot, m),
           limitKeyOf(key, m),

@@ -3,7 +3,7 @@ import { driftOf } from '../../util/clock.js';
 import type { Master } from '../../backend/master.js';
 import { companionKeyOf } from '../../backend/cluster/cluster-keys.js';
 import { announceFlagFor, releaseChannelFor } from '../channels.js';
-import { defineScripts, type HandoffScripts } from '../../lua/scripts.js';
+import type { HandoffScripts } from '../../lua/scripts.js';
 import { LUA_NAMES } from '../../lua/scripts.generated.js';
 import { voteRound } from '../../quorum/vote-round.js';
 
@@ -347,5 +347,5 @@ export class HandoverLedger {
 }
 
 function handoffClient(master: Master): HandoffScripts {
-  return defineScripts(master.client);
+  return master.scripts;
 }
