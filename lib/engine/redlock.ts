@@ -13,7 +13,7 @@ import { type ResolvedHoldOptions } from '../options/hold-options.js';
 import { Leadership, resolveLeadOptions, type LeadOptions } from '../leadership/leadership.js';
 import { startRenewal } from '../lock/renewal.js';
 import { checkResources } from '../lock/resources.js';
-import { type MasterState } from '../backend/health/master-monitor.js';
+import { type MasterState } from '../backend/health/master-state.js';
 import { settleSplitVotes } from '../waiting/split-votes.js';
 import { coversRequest } from '../kinds/lock-mode.js';
 import { inspectResource, type LockInspection } from '../inspect/inspect.js';
