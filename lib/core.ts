@@ -20,7 +20,7 @@ export type { LockKey } from './lock/key-template.js';
 export type { MasterOutcome, DistrustReason, GuardReason } from './errors/outcomes.js';
 export type { RedlockLogger } from './util/logger.js';
 export type { NodeRedisClient } from './options/node-redis-client.js';
-export type { MasterState } from './backend/health/master-monitor.js';
+export type { MasterState } from './backend/health/master-state.js';
 export {
   MAX_TTL,
   REDLOCK_DEFAULTS,

@@ -93,7 +93,7 @@ check(
   `require('nestjs-quorum-lock/core') loads rxjs only once Leadership.changes is read (${lazyRxjs.stdout.trim()} before, after)`,
 );
 
-// An invalid option throws from lib/options/redlock-options.ts; with --enable-source-maps its frames name the sources.
+// An invalid option throws from lib/options/ (option-table.ts); with --enable-source-maps its frames name the sources.
 const frames = {
   require: node([
     '--enable-source-maps',

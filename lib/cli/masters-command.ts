@@ -43,6 +43,88 @@ function whyNotCounting(r: Omit<MasterReport, 'counts'>): string | undefined {
 const field = (info: string, name: string): string | undefined =>
   new RegExp(`^${name}:(.*)$`, 'm').exec(info)?.[1]?.trim();
 
+/** Master `n`'s report as its `INFO` reads (without who it duplicates, nor whether it counts). */
+async function readMaster(
+  n: Node,
+  ttl: number,
+  guard: number,
+  nodes: readonly Node[],
+): Promise<Omit<MasterReport, 'counts'>> {
+  try {
+    // A cluster is read as the library reads it: every shard primary's INFO, combined
+    // (its youngest shard's uptime, `master` only if every shard's is, run_id per shard).
+    const [server, replication, memory, clustering] = n.cluster
+      ? await clusterInfo(n.cluster).then((info) => [info, info, info, ''])
+      : await Promise.all([
+          n.client.info('server'),
+          n.client.info('replication'),
+          n.client.info('memory'),
+          n.client.info('cluster'),
+        ]);
+    const shards = field(server, 'shards');
+    const uptimeSeconds = Number(field(server, 'uptime_in_seconds') ?? 0);
+    // as the library counts it: Redis's uptime can overstate by almost a second
+    const uptimeMs = Math.max(0, uptimeSeconds - 1) * 1_000;
+    const maxmemoryPolicy = field(memory, 'maxmemory_policy');
+    return {
+      master: n.label,
+      reachable: true,
+      role: field(replication, 'role'),
+      version: field(server, 'redis_version'),
+      runId: field(server, 'run_id'),
+      uptimeSeconds,
+      ...(shards === undefined ? {} : { shards: Number(shards) }),
+      restartGuard: {
+        trusted: uptimeMs >= guard,
+        distrustedForMs: Math.max(0, Math.ceil(guard - uptimeMs)),
+        forTtl: ttl,
+      },
+      ...(maxmemoryPolicy === undefined ? {} : { maxmemoryPolicy, evicting: maxmemoryPolicy !== 'noeviction' }),
+      ...(field(clustering, 'cluster_enabled') === '1' ? { clusterMode: true } : {}),
+    };
+  } catch (e) {
+    return { master: n.label, reachable: false, error: scrub((e as Error).message, nodes) };
+  }
+}
+
+/** A cluster's run_id is `slot=id,…` (one per shard): its servers' ids. */
+const ids = (runId: string | undefined): string[] => (runId ?? '').split(',').map((x) => x.replace(/^\d+=/, ''));
+
+/** True when two run_ids name the same server (for clusters: if any shard's id is shared). */
+const sameServer = (a: string | undefined, b: string | undefined): boolean =>
+  a !== undefined && b !== undefined && ids(a).some((x) => x !== '?' && x !== '' && ids(b).includes(x));
+
+/** Each master's report, with the earlier node it duplicates and whether its vote would count. */
+function judge(probed: readonly Omit<MasterReport, 'counts'>[]): MasterReport[] {
+  return probed.map((p, i) => {
+    const first = p.runId === undefined ? -1 : probed.findIndex((q) => sameServer(q.runId, p.runId));
+    const r = first >= 0 && first < i ? { ...p, sameServerAs: probed[first].master } : p;
+    const why = whyNotCounting(r);
+    return { ...r, counts: why === undefined, ...(why === undefined ? {} : { notCounting: why }) };
+  });
+}
+
+/** The table's row of one master. */
+function masterRow(r: MasterReport): string[] {
+  return [
+    r.master,
+    r.reachable ? 'up' : `down (${r.error})`,
+    r.role ?? '-',
+    r.version ?? '-',
+    r.uptimeSeconds === undefined ? '-' : formatMs(r.uptimeSeconds * 1_000),
+    !r.restartGuard
+      ? '-'
+      : r.restartGuard.trusted
+        ? 'trusted'
+        : `distrusted for ${formatMs(r.restartGuard.distrustedForMs)}`,
+    r.maxmemoryPolicy === undefined
+      ? '-'
+      : r.evicting
+        ? `${r.maxmemoryPolicy} (can evict locks: set noeviction)`
+        : r.maxmemoryPolicy,
+  ];
+}
+
 export async function masters(
   nodes: readonly Node[],
   errors: readonly (Error | undefined)[],
@@ -54,53 +136,10 @@ export async function masters(
   const probed = await Promise.all(
     nodes.map(async (n, i): Promise<Omit<MasterReport, 'counts'>> => {
       if (errors[i]) return { master: n.label, reachable: false, error: scrub(errors[i].message, nodes) };
-      try {
-        // A cluster is read as the library reads it: every shard primary's INFO, combined
-        // (its youngest shard's uptime, `master` only if every shard's is, run_id per shard).
-        const [server, replication, memory, clustering] = n.cluster
-          ? await clusterInfo(n.cluster).then((info) => [info, info, info, ''])
-          : await Promise.all([
-              n.client.info('server'),
-              n.client.info('replication'),
-              n.client.info('memory'),
-              n.client.info('cluster'),
-            ]);
-        const shards = field(server, 'shards');
-        const uptimeSeconds = Number(field(server, 'uptime_in_seconds') ?? 0);
-        // as the library counts it: Redis's uptime can overstate by almost a second
-        const uptimeMs = Math.max(0, uptimeSeconds - 1) * 1_000;
-        const maxmemoryPolicy = field(memory, 'maxmemory_policy');
-        return {
-          master: n.label,
-          reachable: true,
-          role: field(replication, 'role'),
-          version: field(server, 'redis_version'),
-          runId: field(server, 'run_id'),
-          uptimeSeconds,
-          ...(shards === undefined ? {} : { shards: Number(shards) }),
-          restartGuard: {
-            trusted: uptimeMs >= guard,
-            distrustedForMs: Math.max(0, Math.ceil(guard - uptimeMs)),
-            forTtl: ttl,
-          },
-          ...(maxmemoryPolicy === undefined ? {} : { maxmemoryPolicy, evicting: maxmemoryPolicy !== 'noeviction' }),
-          ...(field(clustering, 'cluster_enabled') === '1' ? { clusterMode: true } : {}),
-        };
-      } catch (e) {
-        return { master: n.label, reachable: false, error: scrub((e as Error).message, nodes) };
-      }
+      return readMaster(n, ttl, guard, nodes);
     }),
   );
-  // A cluster's run_id is `slot=id,…` (one per shard): the same server if any shard's id is shared.
-  const ids = (runId: string | undefined): string[] => (runId ?? '').split(',').map((x) => x.replace(/^\d+=/, ''));
-  const sameServer = (a: string | undefined, b: string | undefined): boolean =>
-    a !== undefined && b !== undefined && ids(a).some((x) => x !== '?' && x !== '' && ids(b).includes(x));
-  const reports: MasterReport[] = probed.map((p, i) => {
-    const first = p.runId === undefined ? -1 : probed.findIndex((q) => sameServer(q.runId, p.runId));
-    const r = first >= 0 && first < i ? { ...p, sameServerAs: probed[first].master } : p;
-    const why = whyNotCounting(r);
-    return { ...r, counts: why === undefined, ...(why === undefined ? {} : { notCounting: why }) };
-  });
+  const reports = judge(probed);
   const counting = reports.filter((r) => r.counts).length;
   const quorum = quorumOf(nodes.length);
   if (json) {
@@ -108,25 +147,7 @@ export async function masters(
     return counting;
   }
   const rows = [['MASTER', 'STATUS', 'ROLE', 'VERSION', 'UPTIME', `RESTART GUARD (ttl ${ttl} ms)`, 'MAXMEMORY-POLICY']];
-  for (const r of reports) {
-    rows.push([
-      r.master,
-      r.reachable ? 'up' : `down (${r.error})`,
-      r.role ?? '-',
-      r.version ?? '-',
-      r.uptimeSeconds === undefined ? '-' : formatMs(r.uptimeSeconds * 1_000),
-      !r.restartGuard
-        ? '-'
-        : r.restartGuard.trusted
-          ? 'trusted'
-          : `distrusted for ${formatMs(r.restartGuard.distrustedForMs)}`,
-      r.maxmemoryPolicy === undefined
-        ? '-'
-        : r.evicting
-          ? `${r.maxmemoryPolicy} (can evict locks: set noeviction)`
-          : r.maxmemoryPolicy,
-    ]);
-  }
+  for (const r of reports) rows.push(masterRow(r));
   const up = reports.filter((r) => r.reachable).length;
   const notCounting = reports.filter((r) => !r.counts).map((r) => `${r.master}: ${r.notCounting}`);
   out.write(

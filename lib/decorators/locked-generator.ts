@@ -5,6 +5,43 @@ interface Step {
   readonly reject: (error: unknown) => void;
 }
 
+/** What a finished generator answers to a step, as a native one does: done, or the error thrown into it. */
+function answerFinished(step: Step): void {
+  if (step.kind === 'throw') step.reject(step.value);
+  else step.resolve({ done: true, value: step.kind === 'return' ? step.value : undefined });
+}
+
+/**
+ * Creates the source and feeds it the queued steps, one at a time, until it is done or throws;
+ * `onLast` learns the step that ended it (settled later, once the lock is released).
+ */
+async function runSteps(
+  create: () => AsyncGenerator<unknown, unknown, unknown>,
+  nextStep: () => Promise<Step>,
+  onLast: (step: Step) => void,
+): Promise<IteratorResult<unknown>> {
+  const source = create();
+  for (;;) {
+    const step = await nextStep();
+    let result: IteratorResult<unknown>;
+    try {
+      result = await (step.kind === 'next'
+        ? source.next(step.value)
+        : step.kind === 'return'
+          ? source.return(step.value)
+          : source.throw(step.value));
+    } catch (error) {
+      onLast(step);
+      throw error;
+    }
+    if (result.done) {
+      onLast(step);
+      return result;
+    }
+    step.resolve(result);
+  }
+}
+
 /**
  * An async generator whose whole run happens inside `hold`, which keeps a lock while the promise it
  * is given is pending: from the first `next()` until the source returns, throws or is closed early
@@ -32,10 +69,7 @@ export function lockedAsyncGenerator(
     const last = finalStep ?? steps.shift();
     if (last) settle(last);
     // Steps queued behind the last one see a finished generator, as with a native one.
-    for (const step of steps.splice(0)) {
-      if (step.kind === 'throw') step.reject(step.value);
-      else step.resolve({ done: true, value: step.kind === 'return' ? step.value : undefined });
-    }
+    for (const step of steps.splice(0)) answerFinished(step);
   };
 
   const start = (): void => {
@@ -47,28 +81,7 @@ export function lockedAsyncGenerator(
         return Promise.reject(error);
       }
     };
-    held(async () => {
-      const source = create();
-      for (;;) {
-        const step = await nextStep();
-        let result: IteratorResult<unknown>;
-        try {
-          result = await (step.kind === 'next'
-            ? source.next(step.value)
-            : step.kind === 'return'
-              ? source.return(step.value)
-              : source.throw(step.value));
-        } catch (error) {
-          finalStep = step;
-          throw error;
-        }
-        if (result.done) {
-          finalStep = step;
-          return result;
-        }
-        step.resolve(result);
-      }
-    }).then(
+    held(() => runSteps(create, nextStep, (step) => (finalStep = step))).then(
       (result) => finish((step) => step.resolve(result ?? { done: true, value: undefined })),
       (error: unknown) => finish((step) => step.reject(error)),
     );
@@ -77,12 +90,9 @@ export function lockedAsyncGenerator(
   const request = (kind: Step['kind'], value: unknown): Promise<IteratorResult<unknown>> =>
     new Promise((resolve, reject) => {
       if (state === 'idle' && kind !== 'next') state = 'done'; // closed before it started: no lock taken
-      if (state === 'done') {
-        if (kind === 'throw') reject(value);
-        else resolve({ done: true, value: kind === 'return' ? value : undefined });
-        return;
-      }
-      steps.push({ kind, value, resolve, reject });
+      const step: Step = { kind, value, resolve, reject };
+      if (state === 'done') return answerFinished(step);
+      steps.push(step);
       if (state === 'idle') {
         state = 'running';
         start();

@@ -60,6 +60,29 @@ function copyMetadata(from: object, to: object): void {
   }
 }
 
+/** Refuses what `@Locked` cannot make hold a lock: a non-method, a static method, a synchronous generator. */
+function checkLockable(
+  original: unknown,
+  isStatic: boolean,
+  where: string,
+  propertyKey: string | symbol,
+): asserts original is (...args: never[]) => unknown {
+  if (typeof original !== 'function') {
+    throw new RedlockError(`@Locked on ${where}: it decorates methods only.`);
+  }
+  if (isStatic) {
+    throw new RedlockError(
+      `@Locked on static method ${where}: static methods are not supported. RedlockService is injected into the instances Nest creates, and a static method runs without one; make it an instance method of a provider, or call RedlockService.using() in it.`,
+    );
+  }
+  const shape = (original as { constructor?: { name?: string } }).constructor?.name;
+  if (shape === 'GeneratorFunction') {
+    throw new RedlockError(
+      `@Locked on ${where}: a synchronous generator cannot hold a lock (taking one is asynchronous, and its caller could not wait for it); declare it \`async *${String(propertyKey)}()\`.`,
+    );
+  }
+}
+
 /** Refuses bad `@Locked` options at decoration time, naming the option (how retries combine with the module's is checked per call). */
 function checkLockedOptions(options: LockedOptions, where: string): void {
   if (options.ttl !== undefined) {
@@ -131,22 +154,10 @@ export function Locked(key: LockKey, ttlOrOptions?: number | LockedOptions): Loc
     const owner = isStatic ? target.name : target.constructor.name;
     const where = `${owner}.${String(propertyKey)}`;
     (options as Record<symbol, unknown>)[KEY_TEMPLATE] = keyTemplateOf(key, where); // for the diagnostics channels and metrics
-    if (typeof original !== 'function') {
-      throw new RedlockError(`@Locked on ${where}: it decorates methods only.`);
-    }
-    if (isStatic) {
-      throw new RedlockError(
-        `@Locked on static method ${where}: static methods are not supported. RedlockService is injected into the instances Nest creates, and a static method runs without one; make it an instance method of a provider, or call RedlockService.using() in it.`,
-      );
-    }
+    checkLockable(original, isStatic, where, propertyKey);
     const shape = (original as { constructor?: { name?: string } }).constructor?.name;
-    if (shape === 'GeneratorFunction') {
-      throw new RedlockError(
-        `@Locked on ${where}: a synchronous generator cannot hold a lock (taking one is asynchronous, and its caller could not wait for it); declare it \`async *${String(propertyKey)}()\`.`,
-      );
-    }
     checkLockedOptions(options, where);
-    const resourcesOf = compileLockKey(key, parameterNamesOf(original as (...args: never[]) => unknown), where);
+    const resourcesOf = compileLockKey(key, parameterNamesOf(original), where);
     const declaresObservable = isObservable(
       (Reflect.getMetadata('design:returntype', target, propertyKey) as { prototype?: unknown } | undefined)?.prototype,
     );

@@ -8,7 +8,7 @@ import { closeMasters, connectMasters } from '../backend/master.js';
 import { type RedlockOptions, type ResolvedRedlockOptions } from '../options/redlock-options.js';
 import { Leadership, resolveLeadOptions, type LeadOptions } from '../leadership/leadership.js';
 import { checkResources } from '../lock/resources.js';
-import { type MasterState } from '../backend/health/master-monitor.js';
+import { type MasterState } from '../backend/health/master-state.js';
 import { inspectResource, type LockInspection } from '../inspect/inspect.js';
 import { startTelemetry } from '../ops/telemetry.js';
 import { traceLockOperation } from '../ops/diagnostics.js';

@@ -1,4 +1,4 @@
-import type { Distrust } from '../backend/health/master-monitor.js';
+import type { Distrust } from '../backend/health/master-state.js';
 import type { MasterOutcome } from '../errors/outcomes.js';
 import { coalesceWrites, explainFailure, type Master } from '../backend/master.js';
 

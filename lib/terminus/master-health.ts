@@ -1,4 +1,4 @@
-import type { MasterState } from '../backend/health/master-monitor.js';
+import type { MasterState } from '../backend/health/master-state.js';
 
 /**
  * One master in the health details of `RedlockHealthIndicator`.

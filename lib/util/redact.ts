@@ -128,3 +128,16 @@ export function safeDecode(s: string): string {
     return s;
   }
 }
+
+/**
+ * An error's message (or the value as text) with secrets removed, as {@link redact} does.
+ * Duck-typed: Node's network errors may come from another realm (test sandboxes), where instanceof fails.
+ *
+ * @example
+ * redactError(new Error('connect ECONNREFUSED redis://:pw@db:1'), ['pw']); // 'connect ECONNREFUSED redis://***@db:1'
+ */
+export function redactError(error: unknown, secrets: readonly string[]): string {
+  const message = error !== null && typeof error === 'object' ? (error as { message?: unknown }).message : undefined;
+  const text = typeof message === 'string' ? message : String(error);
+  return redact(text, secrets);
+}
