@@ -1,6 +1,7 @@
 import type { Distrust } from '../backend/health/master-monitor.js';
 import type { MasterOutcome } from '../errors/outcomes.js';
-import { coalesceWrites, explainFailure, type Master } from '../backend/master.js';
+import { explainFailure, type Master } from '../backend/master.js';
+import { coalesceWrites } from '../backend/write-batcher.js';
 
 /** Whether master `index`'s vote counts: true, or why not. */
 export type TrustCheck = (index: number) => boolean | Distrust | undefined;
