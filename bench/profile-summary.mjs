@@ -15,7 +15,7 @@ for (let i = 0; i < profile.samples.length; i++) {
 const total = [...self.values()].reduce((a, b) => a + b, 0);
 const where = (url) => {
   if (!url) return 'native/other';
-  if (url.includes('/dist/') || url.includes('/lib/')) return 'library';
+  if (!url.includes('node_modules') && (url.includes('/dist/') || url.includes('/lib/'))) return 'library';
   if (
     url.includes('node_modules/ioredis') ||
     url.includes('node_modules/redis-parser') ||
