@@ -17,6 +17,7 @@ export const MAX_HOLD_TURNS = 3;
 interface WritableConnection {
   stream?: { cork(): void; uncork(): void; writable?: boolean };
   commandQueue?: { length: number };
+  [OPEN]?: Batch;
 }
 
 /** One connection's batch in the making. */
@@ -29,8 +30,11 @@ interface Batch {
   turns: number;
 }
 
-/** The open batch of each connection (one per connection, shared by every `Redlock` using it). */
-const open = new WeakMap<object, Batch>();
+/**
+ * The connection's open batch, kept on the connection (one per connection, shared by every `Redlock`
+ * using it): a property costs less than a `WeakMap` entry made and dropped for every batch.
+ */
+const OPEN = Symbol('quorum-lock write batch');
 
 /**
  * Batches the commands sent to `master` into one socket write; call it before each command. The
@@ -50,7 +54,7 @@ const open = new WeakMap<object, Batch>();
 export function coalesceWrites(master: Master): void {
   const connection = master.client as unknown as WritableConnection | undefined;
   if (!connection) return;
-  const batch = open.get(connection);
+  const batch = connection[OPEN];
   if (batch) {
     batch.commands++;
     return;
@@ -58,14 +62,14 @@ export function coalesceWrites(master: Master): void {
   const stream = connection.stream;
   if (!stream?.writable) return;
   const started: Batch = { stream, connection, commands: 1, turns: 0 };
-  open.set(connection, started);
+  connection[OPEN] = started;
   stream.cork();
   if ((connection.commandQueue?.length ?? 0) >= BUSY_PENDING_REPLIES) setImmediate(flushWhenAnswered, started);
   else process.nextTick(flush, started);
 }
 
 function flush(batch: Batch): void {
-  open.delete(batch.connection);
+  batch.connection[OPEN] = undefined;
   batch.stream.uncork();
 }
 
