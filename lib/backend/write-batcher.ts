@@ -17,7 +17,6 @@ export const MAX_HOLD_TURNS = 3;
 interface WritableConnection {
   stream?: { cork(): void; uncork(): void; writable?: boolean };
   commandQueue?: { length: number };
-  [OPEN]?: Batch;
 }
 
 /** One connection's batch in the making. */
@@ -30,11 +29,8 @@ interface Batch {
   turns: number;
 }
 
-/**
- * The connection's open batch, kept on the connection (one per connection, shared by every `Redlock`
- * using it): a property costs less than a `WeakMap` entry made and dropped for every batch.
- */
-const OPEN = Symbol('quorum-lock write batch');
+/** The open batch of each connection (one per connection, shared by every `Redlock` using it). */
+const open = new WeakMap<object, Batch>();
 
 /**
  * Batches the commands sent to `master` into one socket write; call it before each command. The
@@ -54,7 +50,7 @@ const OPEN = Symbol('quorum-lock write batch');
 export function coalesceWrites(master: Master): void {
   const connection = master.client as unknown as WritableConnection | undefined;
   if (!connection) return;
-  const batch = connection[OPEN];
+  const batch = open.get(connection);
   if (batch) {
     batch.commands++;
     return;
@@ -62,14 +58,14 @@ export function coalesceWrites(master: Master): void {
   const stream = connection.stream;
   if (!stream?.writable) return;
   const started: Batch = { stream, connection, commands: 1, turns: 0 };
-  connection[OPEN] = started;
+  open.set(connection, started);
   stream.cork();
   if ((connection.commandQueue?.length ?? 0) >= BUSY_PENDING_REPLIES) setImmediate(flushWhenAnswered, started);
   else process.nextTick(flush, started);
 }
 
 function flush(batch: Batch): void {
-  batch.connection[OPEN] = undefined;
+  open.delete(batch.connection);
   batch.stream.uncork();
 }
 
