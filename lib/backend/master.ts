@@ -32,8 +32,6 @@ export interface Master {
   readonly owned: boolean;
   /** A user's connection the library connects if it is not open (a node-redis client), and still never closes. */
   readonly connectsIfClosed?: boolean;
-  /** True while this tick's writes to the master are being held back, to go out in one syscall. */
-  corked: boolean;
   /** The last connection error of a connection the library owns (cleared when it is ready). */
   lastError?: Error;
   /**
@@ -42,36 +40,6 @@ export interface Master {
    * the key on the real server ahead of that server's own node.
    */
   excluded?: 'duplicate' | 'evicting-policy';
-}
-
-/**
- * Replies outstanding on a connection from which it counts as busy. A sequential caller leaves at most
- * its previous acquire and release (and a renewal) outstanding on a slow master: it stays below this.
- */
-const BUSY_PENDING_REPLIES = 4;
-
-/**
- * Coalesces the commands sent to `master` into one socket write: the socket is corked on the first
- * command and uncorked on `process.nextTick` when few replies are pending on it, so a sequential
- * caller pays no wait. While many replies are pending (the connection is busy), the uncork waits for
- * `setImmediate`: the other I/O callbacks of this event-loop turn (HTTP requests, replies from other
- * masters) add their commands to the same write, as ioredis auto-pipelining does. Under load this
- * turns one write per request into one per loop turn, for the client and for the master.
- */
-export function coalesceWrites(master: Master): void {
-  if (master.corked) return;
-  const client = master.client as unknown as
-    { stream?: { cork(): void; uncork(): void; writable?: boolean }; commandQueue?: { length: number } } | undefined;
-  const stream = client?.stream;
-  if (!stream?.writable) return;
-  master.corked = true;
-  stream.cork();
-  const flush = () => {
-    master.corked = false;
-    stream.uncork();
-  };
-  if ((client?.commandQueue?.length ?? 0) >= BUSY_PENDING_REPLIES) setImmediate(flush);
-  else process.nextTick(flush);
 }
 
 /**
@@ -116,7 +84,6 @@ export function openMasters(nodes: readonly RedlockNode[]): Master[] {
       scripts: cluster ? clusterScripts(cluster) : defineScripts(client),
       owned: !d.instance,
       ...(d.connectsIfClosed ? { connectsIfClosed: true } : {}),
-      corked: false,
     };
     if (d.recordsLastError) {
       Object.defineProperty(master, 'lastError', { get: () => (client as { lastError?: Error }).lastError });

@@ -17,6 +17,7 @@ import { noteAttempt } from '../ops/diagnostics.js';
 import { cachedOwnerSuffix, ownerIn } from '../options/owner.js';
 import type { VoteRound } from '../quorum/vote-round.js';
 import { commandTimeoutFor, now, validUntilOf } from '../util/clock.js';
+import { randomToken } from '../util/random-token.js';
 import { AttemptBudget, OUT_OF_TIME } from '../waiting/attempt-budget.js';
 import type { EngineState } from './engine-state.js';
 import { settledOutcomes, type InFlight } from './in-flight.js';
@@ -117,7 +118,7 @@ class Acquisition {
   /** One attempt: the lock when it was won (or handed over meanwhile), else undefined to try again. */
   private async attempt(): Promise<Lock | undefined> {
     const ticket = this.#ticket;
-    const value = ticket?.handover?.value ?? randomBytes(16).toString('base64url') + this.#owned;
+    const value = ticket?.handover?.value ?? randomToken() + this.#owned;
     if (ticket) {
       ticket.lease = ticketLease(this.options.retry, this.#context.timeout);
       // A waiter that did not hear back in time from a quorum in its last round claims nothing

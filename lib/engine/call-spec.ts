@@ -84,7 +84,7 @@ export function callSpec(
       ? resolveHoldOptions(undefined, lockTtl, false)
       : resolveHoldOptions(options, lockTtl, call === 'using' || options?.autoExtend === true);
   const overrides = hold.skip && options?.retryCount === undefined ? { ...options, retryCount: 0 } : options;
-  const retry = call === 'tryAcquire' ? ONE_TRY : resolveRetryOptions(defaults, overrides);
+  const retry = call === 'tryAcquire' ? ONE_TRY : retryPolicyOf(defaults, overrides);
   const fencing = options?.fencing ?? defaults.fencing;
   const attempt = {
     retry,
@@ -95,3 +95,39 @@ export function callSpec(
   };
   return { names, ttl: lockTtl, hold, attempt };
 }
+
+/** Per options object given to calls (one per `@Locked` method): the retry policy resolved from it, and from what. */
+const policies = new WeakMap<
+  RetryOptions,
+  { base: ResolvedRetryOptions; baseOf: RetryOptions; of: RetryOptions; policy: ResolvedRetryOptions }
+>();
+
+/**
+ * `resolveRetryOptions`, once per options object rather than per call: a `@Locked` method passes
+ * the same object on every call. Resolved again when it or the defaults changed since.
+ */
+function retryPolicyOf(defaults: ResolvedRetryOptions, overrides: RetryOptions | undefined): ResolvedRetryOptions {
+  if (overrides === undefined || sameRetry(overrides, NO_RETRY_OVERRIDES))
+    return resolveRetryOptions(defaults, overrides);
+  const known = policies.get(overrides);
+  if (known && known.base === defaults && sameRetry(known.baseOf, defaults) && sameRetry(known.of, overrides))
+    return known.policy;
+  const policy = Object.freeze(resolveRetryOptions(defaults, overrides));
+  policies.set(overrides, { base: defaults, baseOf: pickRetry(defaults), of: pickRetry(overrides), policy });
+  return policy;
+}
+
+const NO_RETRY_OVERRIDES: RetryOptions = {};
+
+const pickRetry = (o: RetryOptions): RetryOptions => ({
+  retryCount: o.retryCount,
+  retryDelay: o.retryDelay,
+  retryJitter: o.retryJitter,
+  acquireTimeout: o.acquireTimeout,
+});
+
+const sameRetry = (a: RetryOptions, b: RetryOptions): boolean =>
+  a.retryCount === b.retryCount &&
+  a.retryDelay === b.retryDelay &&
+  a.retryJitter === b.retryJitter &&
+  a.acquireTimeout === b.acquireTimeout;

@@ -1,6 +1,7 @@
 import type { Distrust } from '../backend/health/master-state.js';
 import type { MasterOutcome } from '../errors/outcomes.js';
-import { coalesceWrites, explainFailure, type Master } from '../backend/master.js';
+import { explainFailure, type Master } from '../backend/master.js';
+import { coalesceWrites } from '../backend/write-batcher.js';
 
 /** Whether master `index`'s vote counts: true, or why not. */
 export type TrustCheck = (index: number) => boolean | Distrust | undefined;
@@ -37,10 +38,12 @@ export function voteRound(
   let against = 0;
   let pending = n;
   let decide!: (won: boolean) => void;
-  let settle!: () => void;
   let decidedYet = false;
   const decided = new Promise<boolean>((resolve) => (decide = resolve));
-  const settled = new Promise<void>((resolve) => (settle = resolve));
+  // `settled` is made only when read: most rounds are awaited on `decided` alone.
+  let settle: (() => void) | undefined;
+  let settled: Promise<void> | undefined;
+  let settledYet = false;
 
   const record = (i: number, outcome: MasterOutcome): void => {
     if (outcomes[i] !== undefined) return; // a late answer after the timeout
@@ -54,7 +57,8 @@ export function voteRound(
     }
     if (pending === 0) {
       clearTimeout(timer);
-      settle();
+      settledYet = true;
+      settle?.();
     }
   };
 
@@ -107,5 +111,12 @@ export function voteRound(
         }),
     );
   }
-  return { decided, settled, outcomes, replies };
+  return {
+    decided,
+    get settled(): Promise<void> {
+      return (settled ??= settledYet ? Promise.resolve() : new Promise<void>((resolve) => (settle = resolve)));
+    },
+    outcomes,
+    replies,
+  };
 }

@@ -66,7 +66,11 @@ export class AttemptBudget {
    * The id of this acquisition's ticket on the masters (docs/handoff.md): the handoff names it. It
    * begins with the instance's tag (`Wakeups.tag`), which picks the channel the handoff is sent on.
    */
-  readonly remoteId: string;
+  get remoteId(): string {
+    // Drawn when first needed (a ticket, after a refusal): a lock nobody waits for never needs one.
+    return (this.#remoteId ??= this.queue.wakeups.tag + randomBytes(12).toString('base64url'));
+  }
+  #remoteId: string | undefined;
   /** The acquisition's arrival, wall-clock ms: its place in the masters' queues. */
   readonly arrival = Date.now();
   #immediate: number | undefined;
@@ -85,7 +89,6 @@ export class AttemptBudget {
     private readonly closing: AbortSignal,
   ) {
     this.deadline = policy.acquireTimeout === undefined ? Infinity : now() + policy.acquireTimeout;
-    this.remoteId = queue.wakeups.tag + randomBytes(12).toString('base64url');
   }
 
   /**
@@ -196,22 +199,23 @@ export class AttemptBudget {
    * a master that hangs cannot hold the caller past the budget. `work` itself goes on.
    */
   bound<T>(work: Promise<T>): Promise<T | typeof OUT_OF_TIME> {
-    const signals = this.signal ? [this.signal, this.closing] : [this.closing];
+    const { signal, closing } = this;
     const left = this.deadline - now();
     return new Promise((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason);
+      if (closing.aborted) return reject(closing.reason);
       let timer: NodeJS.Timeout | undefined;
-      const end = (): void => {
-        clearTimeout(timer);
-        for (const s of signals) s.removeEventListener('abort', onAbort);
-      };
-      const onAbort = (event: Event): void => {
+      const stop = (reason: unknown): void => {
         end();
-        reject((event.target as AbortSignal).reason);
+        reject(reason);
       };
-      for (const s of signals) {
-        if (s.aborted) return reject(s.reason);
-        s.addEventListener('abort', onAbort, { once: true });
-      }
+      const end = (): void => {
+        if (timer !== undefined) clearTimeout(timer);
+        unwatch(closing, stop);
+        if (signal) unwatch(signal, stop);
+      };
+      watch(closing, stop);
+      if (signal) watch(signal, stop);
       if (left !== Infinity) timer = setTimeout(() => (end(), resolve(OUT_OF_TIME)), Math.max(0, left));
       work.then(
         (value) => (end(), resolve(value)),
@@ -258,4 +262,31 @@ export class AttemptBudget {
     this.#ticket?.leave();
     this.#ticket = undefined;
   }
+}
+
+/**
+ * The waits bound to each signal. One 'abort' listener per signal serves them all: an attempt adds
+ * itself to a set instead of adding and removing an event listener, which costs more.
+ */
+const watchers = new WeakMap<AbortSignal, Set<(reason: unknown) => void>>();
+
+function watch(signal: AbortSignal, stop: (reason: unknown) => void): void {
+  let waits = watchers.get(signal);
+  if (!waits) {
+    const set = (waits = new Set());
+    watchers.set(signal, set);
+    signal.addEventListener(
+      'abort',
+      () => {
+        for (const wait of [...set]) wait(signal.reason);
+        set.clear();
+      },
+      { once: true },
+    );
+  }
+  waits.add(stop);
+}
+
+function unwatch(signal: AbortSignal, stop: (reason: unknown) => void): void {
+  watchers.get(signal)?.delete(stop);
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { Master } from '../../lib/backend/master.js';
 import { voteRound } from '../../lib/quorum/vote-round.js';
+import { MAX_HOLD_TURNS } from '../../lib/backend/write-batcher.js';
 import { describeOutcomes, quorumOf } from '../../lib/errors/outcomes.js';
 
 /** Fake masters: only the label is read by voteRound; `send` is supplied by each test. */
@@ -111,7 +112,7 @@ describe('coalesceWrites', () => {
   it('corks each master socket once per tick, so all rounds sent in one tick leave in one write', async () => {
     const calls: string[] = [];
     const stream = { writable: true, cork: () => calls.push('cork'), uncork: () => calls.push('uncork') };
-    const master = { label: 'm0:6379', client: { stream }, corked: false } as unknown as Master;
+    const master = { label: 'm0:6379', client: { stream } } as unknown as Master;
     for (let i = 0; i < 3; i++)
       voteRound(
         [master],
@@ -134,29 +135,68 @@ describe('coalesceWrites', () => {
     await new Promise((resolve) => process.nextTick(resolve));
   });
 
-  it('holds the write until the I/O callbacks of this loop turn have run while replies are pending', async () => {
+  /**
+   * A fake ioredis connection: `send` queues its command like ioredis does (written to the corked
+   * socket, awaiting its reply); `answer(n)` takes the n oldest replies off the queue.
+   */
+  const busyMaster = (label: string, unanswered: number) => {
     const calls: string[] = [];
     const stream = { writable: true, cork: () => calls.push('cork'), uncork: () => calls.push('uncork') };
-    const master = {
-      label: 'm0:6379',
-      client: { stream, commandQueue: { length: 8 } },
-      corked: false,
-    } as unknown as Master;
+    const commandQueue = { length: unanswered };
+    const master = { label, client: { stream, commandQueue } } as unknown as Master;
     const round = () =>
       voteRound(
         [master],
         1,
         1_000,
-        () => Promise.resolve(1),
+        () => {
+          commandQueue.length++;
+          return Promise.resolve(1);
+        },
         (r) => r === 1,
       );
-    round();
+    return { master, calls, round, answer: (n: number) => (commandQueue.length -= n) };
+  };
+  const loopTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+  it("holds a busy connection's write while its previous write's replies are outstanding, then sends it in the turn they arrive", async () => {
+    const m = busyMaster('m0:6379', 8);
+    m.round();
     await new Promise((resolve) => process.nextTick(resolve));
     // A reply from another socket in the same poll phase would send its command now: still corked.
-    round();
-    expect(calls).toEqual(['cork']);
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(calls).toEqual(['cork', 'uncork']);
+    m.round();
+    expect(m.calls).toEqual(['cork']);
+    await loopTurn();
+    // The previous write's 8 replies are not in: the 2 new commands wait for them.
+    m.round();
+    expect(m.calls).toEqual(['cork']);
+    m.answer(8);
+    await loopTurn();
+    expect(m.calls).toEqual(['cork', 'uncork']);
+  });
+
+  it(`sends a busy connection's write after ${MAX_HOLD_TURNS} loop turns when its previous replies never come`, async () => {
+    const m = busyMaster('m0:6379', 8);
+    m.round();
+    for (let turn = 1; turn < MAX_HOLD_TURNS; turn++) {
+      await loopTurn();
+      expect(m.calls).toEqual(['cork']);
+    }
+    await loopTurn();
+    expect(m.calls).toEqual(['cork', 'uncork']);
+  });
+
+  it('holds each connection on its own replies only: a master that does not answer holds no other master', async () => {
+    const silent = busyMaster('m0:6379', 8);
+    const answering = busyMaster('m1:6379', 8);
+    const idle = busyMaster('m2:6379', 0);
+    for (const m of [silent, answering, idle]) m.round();
+    await new Promise((resolve) => process.nextTick(resolve));
+    expect(idle.calls).toEqual(['cork', 'uncork']);
+    answering.answer(8);
+    await loopTurn();
+    expect(answering.calls).toEqual(['cork', 'uncork']);
+    expect(silent.calls).toEqual(['cork']);
   });
 
   it('still writes at the end of the tick when only a sequential caller is waiting for replies', async () => {
@@ -165,7 +205,6 @@ describe('coalesceWrites', () => {
     const master = {
       label: 'm0:6379',
       client: { stream, commandQueue: { length: 2 } },
-      corked: false,
     } as unknown as Master;
     voteRound(
       [master],
@@ -181,7 +220,7 @@ describe('coalesceWrites', () => {
   it('leaves a socket that is not writable alone', () => {
     const calls: string[] = [];
     const stream = { writable: false, cork: () => calls.push('cork'), uncork: () => calls.push('uncork') };
-    const master = { label: 'm0:6379', client: { stream }, corked: false } as unknown as Master;
+    const master = { label: 'm0:6379', client: { stream } } as unknown as Master;
     voteRound(
       [master],
       1,
