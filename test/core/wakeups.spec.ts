@@ -17,6 +17,7 @@ describe('wake-up on release (3 masters)', () => {
     const resource = resourceName('pubsub');
     const held = await holder.acquire(resource, 10_000);
 
+    await (await waiter.acquire(resourceName('warm-up'), 1_000)).release(); // connected: its first attempt is one round trip
     const waiting = timed(waiter.acquire(resource, 10_000));
     await sleep(150); // the waiter's first attempt has failed and it sleeps on its 5 s fallback
     await held.release();
@@ -33,6 +34,8 @@ describe('wake-up on release (3 masters)', () => {
     const resource = resourceName('no-pubsub');
     const held = await holder.acquire(resource, 10_000);
 
+    // Connected first: a first attempt slowed by connecting could come after the release and win at once.
+    await (await waiter.acquire(resourceName('warm-up'), 1_000)).release();
     const waiting = timed(waiter.acquire(resource, 10_000));
     await sleep(150);
     await held.release();
