@@ -1,6 +1,7 @@
 // `nestjs-quorum-lock masters`: each master's state, and whether a quorum would count now.
 import { driftOf } from '../util/clock.js';
 import { clusterInfo } from '../backend/cluster/cluster-probe.js';
+import { infoField } from '../backend/info-field.js';
 import { REDLOCK_DEFAULTS } from '../options/redlock-options.js';
 import { quorumOf } from '../errors/outcomes.js';
 import { scrub, type Node } from './cli-nodes.js';
@@ -40,9 +41,6 @@ function whyNotCounting(r: Omit<MasterReport, 'counts'>): string | undefined {
   return undefined;
 }
 
-const field = (info: string, name: string): string | undefined =>
-  new RegExp(`^${name}:(.*)$`, 'm').exec(info)?.[1]?.trim();
-
 /** Master `n`'s report as its `INFO` reads (without who it duplicates, nor whether it counts). */
 async function readMaster(
   n: Node,
@@ -61,17 +59,17 @@ async function readMaster(
           n.client.info('memory'),
           n.client.info('cluster'),
         ]);
-    const shards = field(server, 'shards');
-    const uptimeSeconds = Number(field(server, 'uptime_in_seconds') ?? 0);
+    const shards = infoField(server, 'shards');
+    const uptimeSeconds = Number(infoField(server, 'uptime_in_seconds') ?? 0);
     // as the library counts it: Redis's uptime can overstate by almost a second
     const uptimeMs = Math.max(0, uptimeSeconds - 1) * 1_000;
-    const maxmemoryPolicy = field(memory, 'maxmemory_policy');
+    const maxmemoryPolicy = infoField(memory, 'maxmemory_policy');
     return {
       master: n.label,
       reachable: true,
-      role: field(replication, 'role'),
-      version: field(server, 'redis_version'),
-      runId: field(server, 'run_id'),
+      role: infoField(replication, 'role'),
+      version: infoField(server, 'redis_version'),
+      runId: infoField(server, 'run_id'),
       uptimeSeconds,
       ...(shards === undefined ? {} : { shards: Number(shards) }),
       restartGuard: {
@@ -80,7 +78,7 @@ async function readMaster(
         forTtl: ttl,
       },
       ...(maxmemoryPolicy === undefined ? {} : { maxmemoryPolicy, evicting: maxmemoryPolicy !== 'noeviction' }),
-      ...(field(clustering, 'cluster_enabled') === '1' ? { clusterMode: true } : {}),
+      ...(infoField(clustering, 'cluster_enabled') === '1' ? { clusterMode: true } : {}),
     };
   } catch (e) {
     return { master: n.label, reachable: false, error: scrub((e as Error).message, nodes) };
