@@ -15,6 +15,7 @@ export interface Node {
   lastError: Error | undefined;
 }
 
+/** A connection to one master of `--nodes`, not opened yet, that gives up at once (no retry). */
 export function openNode(entry: MasterEntry, timeout: number): Node {
   const client = new Redis(entry.url, {
     lazyConnect: true,
@@ -56,6 +57,7 @@ export function openCluster(entry: ClusterEntry, timeout: number): Node {
   return node;
 }
 
+/** `text` with every node's secrets (passwords) replaced, for anything the CLI prints. */
 export function scrub(text: string, nodes: readonly Node[]): string {
   return redact(
     text,
@@ -63,6 +65,7 @@ export function scrub(text: string, nodes: readonly Node[]): string {
   );
 }
 
+/** Connects every node at once; per node, undefined or why it could not connect (never rejects). */
 export async function connectAll(nodes: readonly Node[]): Promise<(Error | undefined)[]> {
   return Promise.all(
     nodes.map((n) =>

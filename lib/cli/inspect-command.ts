@@ -149,6 +149,10 @@ function lockRows(views: readonly LockInspection[], nodes: readonly Node[]): str
   return rows;
 }
 
+/**
+ * `inspect`: prints who holds each lock key matching `prefix + pattern` (at most `limit` keys, found
+ * by SCAN) on every master, as a table or as `json`, read the way `Redlock.inspect()` reads it.
+ */
 export async function inspect(
   nodes: readonly Node[],
   errors: readonly (Error | undefined)[],

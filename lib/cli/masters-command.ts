@@ -123,6 +123,10 @@ function masterRow(r: MasterReport): string[] {
   ];
 }
 
+/**
+ * `masters`: prints each master's state (reachable, role, version, uptime against the restart guard
+ * for locks of `ttl` ms, memory policy), and returns how many would count for a lock now.
+ */
 export async function masters(
   nodes: readonly Node[],
   errors: readonly (Error | undefined)[],
