@@ -1,7 +1,7 @@
 // `nestjs-quorum-lock masters`: each master's state, and whether a quorum would count now.
 import { driftOf } from '../util/clock.js';
 import { clusterInfo } from '../backend/cluster/cluster-probe.js';
-import { infoField } from '../backend/info-field.js';
+import { infoField, uptimeMsOf } from '../backend/info-field.js';
 import { REDLOCK_DEFAULTS } from '../options/redlock-options.js';
 import { quorumOf } from '../errors/outcomes.js';
 import { scrub, type Node } from './cli-nodes.js';
@@ -61,8 +61,7 @@ async function readMaster(
         ]);
     const shards = infoField(server, 'shards');
     const uptimeSeconds = Number(infoField(server, 'uptime_in_seconds') ?? 0);
-    // as the library counts it: Redis's uptime can overstate by almost a second
-    const uptimeMs = Math.max(0, uptimeSeconds - 1) * 1_000;
+    const uptimeMs = uptimeMsOf(server); // as the restart guard counts it
     const maxmemoryPolicy = infoField(memory, 'maxmemory_policy');
     return {
       master: n.label,

@@ -1,6 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
 import { combineShardInfos } from './cluster-probe.js';
-import { infoField } from '../info-field.js';
+import { infoField, uptimeMsOf } from '../info-field.js';
 import type { IdentityChange } from '../health/restart-guard.js';
 
 /**
@@ -176,7 +176,7 @@ export async function readClusterIdentity(cluster: Cluster): Promise<ClusterIden
       runId: infoField(info, 'run_id') ?? '?',
       replId: infoField(info, 'master_replid') ?? '?',
       replId2: infoField(info, 'master_replid2') ?? '0',
-      uptimeMs: Math.max(0, Number(infoField(info, 'uptime_in_seconds') ?? 0) - 1) * 1_000,
+      uptimeMs: uptimeMsOf(info),
     };
   });
   const firstSlot = new Map<string, number>();

@@ -1,6 +1,6 @@
 import { now } from '../../util/clock.js';
 import { redactError } from '../../util/redact.js';
-import { infoField } from '../info-field.js';
+import { infoField, uptimeMsOf } from '../info-field.js';
 import type { Master } from '../master.js';
 import { readClusterIdentity, type ClusterIdentity } from '../cluster/cluster-identity.js';
 
@@ -45,9 +45,7 @@ export async function readInfo(master: Master, secrets: readonly string[]): Prom
     role: infoField(info, 'role'),
     ...(!cluster && infoField(info, 'cluster_enabled') === '1' ? { clusterMode: true } : {}),
     roundTripMs,
-    // Redis reports uptime as the difference of two wall-clock times each truncated to the
-    // second, so it can overstate the real uptime by almost a second: count one second less.
-    uptimeMs: Math.max(0, Number(infoField(info, 'uptime_in_seconds') ?? 0) - 1) * 1_000,
+    uptimeMs: uptimeMsOf(info),
     maxmemoryPolicy: infoField(info, 'maxmemory_policy'),
     maxmemory: infoField(info, 'maxmemory') === undefined ? undefined : Number(infoField(info, 'maxmemory')),
   };
