@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { REDLOCK_DEFAULTS } from '../options/redlock-options.js';
 import { redactUrl } from '../util/redact.js';
 import { quorumOf } from '../errors/outcomes.js';
-import { parseNodeList } from './node-list.js';
+import { parseNodeList, requireNodes } from './node-list.js';
 import { RUN_OPTIONS, runUnderLock } from './run-command.js';
 import { RELEASE_OPTIONS, releaseForced } from './release-command.js';
 import { UsageError } from './usage-error.js';
@@ -116,12 +116,9 @@ async function readOnly({ values, positionals }: Parsed, out: Output, err: Outpu
       throw new UsageError(`unknown command ${JSON.stringify(command)}`);
     if (extra.length > 0 || (command === 'masters' && positionals.length > 1))
       throw new UsageError(`unexpected argument ${JSON.stringify(positionals.at(-1))}`);
-    if (!values.nodes)
-      throw new UsageError(
-        '--nodes is required: the masters, comma-separated redis:// URLs (a cluster as cluster:host:port+host:port)',
-      );
+    const nodeList = requireNodes(values.nodes);
     const timeout = number('timeout');
-    nodes = parseNodeList(values.nodes).map((entry) =>
+    nodes = parseNodeList(nodeList).map((entry) =>
       entry.kind === 'cluster' ? openCluster(entry, timeout) : openNode(entry, timeout),
     );
     const errors = await connectAll(nodes);
