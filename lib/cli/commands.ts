@@ -6,7 +6,7 @@ import { parseNodeList, requireNodes } from './node-list.js';
 import { RUN_OPTIONS, runUnderLock } from './run-command.js';
 import { RELEASE_OPTIONS, releaseForced } from './release-command.js';
 import { UsageError } from './usage-error.js';
-import { scrub, connectAll, openNode, openCluster, type Node } from './cli-nodes.js';
+import { scrub, connectAll, openNode, openCluster, type CliNode } from './cli-nodes.js';
 import { type Output } from './table.js';
 import { inspect } from './inspect-command.js';
 import { masters } from './masters-command.js';
@@ -110,7 +110,7 @@ async function readOnly({ values, positionals }: Parsed, out: Output, err: Outpu
       throw new UsageError(`--${name} must be a whole number > 0; got ${values[name]}`);
     return n;
   };
-  let nodes: Node[] = [];
+  let nodes: CliNode[] = [];
   try {
     if (command !== 'inspect' && command !== 'masters')
       throw new UsageError(`unknown command ${JSON.stringify(command)}`);

@@ -4,7 +4,7 @@ import { clusterInfo } from '../backend/cluster/cluster-probe.js';
 import { infoField, uptimeMsOf } from '../backend/info-field.js';
 import { REDLOCK_DEFAULTS } from '../options/redlock-options.js';
 import { quorumOf } from '../errors/outcomes.js';
-import { scrub, type Node } from './cli-nodes.js';
+import { scrub, type CliNode } from './cli-nodes.js';
 import { table, formatMs, type Output } from './table.js';
 
 interface MasterReport {
@@ -43,10 +43,10 @@ function whyNotCounting(r: Omit<MasterReport, 'counts'>): string | undefined {
 
 /** Master `n`'s report as its `INFO` reads (without who it duplicates, nor whether it counts). */
 async function readMaster(
-  n: Node,
+  n: CliNode,
   ttl: number,
   guard: number,
-  nodes: readonly Node[],
+  nodes: readonly CliNode[],
 ): Promise<Omit<MasterReport, 'counts'>> {
   try {
     // A cluster is read as the library reads it: every shard primary's INFO, combined
@@ -127,7 +127,7 @@ function masterRow(r: MasterReport): string[] {
  * for locks of `ttl` ms, memory policy), and returns how many would count for a lock now.
  */
 export async function masters(
-  nodes: readonly Node[],
+  nodes: readonly CliNode[],
   errors: readonly (Error | undefined)[],
   ttl: number,
   json: boolean,
