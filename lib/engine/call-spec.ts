@@ -4,12 +4,13 @@ import { resolveHoldOptions, type HoldOptions } from '../options/hold-options.js
 import {
   checkCallOptions,
   checkTtl,
+  pickRetry,
   resolveRetryOptions,
+  sameRetry,
   type ResolvedRedlockOptions,
   type ResolvedRetryOptions,
   type RetryOptions,
 } from '../options/redlock-options.js';
-import type { RETRY_KEYS } from '../options/resolve-retry.js';
 import type { AttemptOptions } from './attempt-loop.js';
 
 /**
@@ -119,20 +120,3 @@ function retryPolicyOf(defaults: ResolvedRetryOptions, overrides: RetryOptions |
 }
 
 const NO_RETRY_OVERRIDES: RetryOptions = {};
-
-/**
- * The retry keys of `o`. Typed over `RETRY_KEYS`, so a retry option added there does not compile
- * until it is copied here and compared in `sameRetry` (else a cached policy would miss its change).
- */
-const pickRetry = (o: RetryOptions): { [K in (typeof RETRY_KEYS)[number]]: RetryOptions[K] } => ({
-  retryCount: o.retryCount,
-  retryDelay: o.retryDelay,
-  retryJitter: o.retryJitter,
-  acquireTimeout: o.acquireTimeout,
-});
-
-const sameRetry = (a: RetryOptions, b: RetryOptions): boolean =>
-  a.retryCount === b.retryCount &&
-  a.retryDelay === b.retryDelay &&
-  a.retryJitter === b.retryJitter &&
-  a.acquireTimeout === b.acquireTimeout;
