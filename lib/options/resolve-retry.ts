@@ -38,14 +38,10 @@ const baseResolutions = new WeakMap<
   { of: ResolvedRetryOptions; resolved: ResolvedRetryOptions }
 >();
 
+const NO_RETRY: RetryOptions = {};
+
 function overridesRetry(overrides: RetryOptions | undefined): boolean {
-  return (
-    overrides !== undefined &&
-    (overrides.retryCount !== undefined ||
-      overrides.retryDelay !== undefined ||
-      overrides.retryJitter !== undefined ||
-      overrides.acquireTimeout !== undefined)
-  );
+  return overrides !== undefined && !sameRetry(overrides, NO_RETRY);
 }
 
 /**
