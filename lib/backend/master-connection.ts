@@ -22,7 +22,7 @@ export interface MasterConnection extends Pick<
 > {
   /** The settings that change what the library sends: `keyPrefix` (an ioredis option) names keys. */
   readonly options: Pick<RedisOptions, 'keyPrefix'>;
-  /** Opens a subscriber connection to the same server (never resubscribing on its own: see `wakeups.ts`). */
+  /** Opens a subscriber connection to the same server (never resubscribing on its own: see `release-subscribers.ts`). */
   duplicate(options?: RedisOptions): SubscriberConnection;
 }
 

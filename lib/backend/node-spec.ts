@@ -171,7 +171,6 @@ function checkPort(option: string, port: unknown, shown: string): void {
   }
 }
 
-/** Works out where a node points, refusing what cannot be a master. No connection is made. */
 /**
  * A `redis://` or `rediss://` URL, checked, and its label; a `RedlockConfigError` naming `option`
  * otherwise, never quoting the password.

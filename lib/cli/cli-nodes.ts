@@ -4,7 +4,7 @@ import { redact } from '../util/redact.js';
 import { type ClusterEntry, type MasterEntry } from './node-list.js';
 
 /** A node given on the command line (a master, or a whole cluster: one vote): its printable label and a client. */
-export interface Node {
+export interface CliNode {
   readonly label: string;
   /** The connection; for a cluster the ioredis `Cluster` (same command API), also in `cluster`. */
   readonly client: Redis;
@@ -15,7 +15,8 @@ export interface Node {
   lastError: Error | undefined;
 }
 
-export function openNode(entry: MasterEntry, timeout: number): Node {
+/** A connection to one master of `--nodes`, not opened yet, that gives up at once (no retry). */
+export function openNode(entry: MasterEntry, timeout: number): CliNode {
   const client = new Redis(entry.url, {
     lazyConnect: true,
     enableOfflineQueue: false,
@@ -30,7 +31,7 @@ export function openNode(entry: MasterEntry, timeout: number): Node {
 }
 
 /** A whole Redis Cluster, one vote. */
-export function openCluster(entry: ClusterEntry, timeout: number): Node {
+export function openCluster(entry: ClusterEntry, timeout: number): CliNode {
   const cluster = new Cluster([...entry.startup], {
     lazyConnect: true,
     enableOfflineQueue: false,
@@ -45,7 +46,7 @@ export function openCluster(entry: ClusterEntry, timeout: number): Node {
       ...(entry.tls ? { tls: {} } : {}),
     },
   });
-  const node: Node = {
+  const node: CliNode = {
     label: entry.label,
     client: cluster as unknown as Redis,
     cluster,
@@ -56,14 +57,16 @@ export function openCluster(entry: ClusterEntry, timeout: number): Node {
   return node;
 }
 
-export function scrub(text: string, nodes: readonly Node[]): string {
+/** `text` with every node's secrets (passwords) replaced, for anything the CLI prints. */
+export function scrub(text: string, nodes: readonly CliNode[]): string {
   return redact(
     text,
     nodes.flatMap((n) => n.secrets),
   );
 }
 
-export async function connectAll(nodes: readonly Node[]): Promise<(Error | undefined)[]> {
+/** Connects every node at once; per node, undefined or why it could not connect (never rejects). */
+export async function connectAll(nodes: readonly CliNode[]): Promise<(Error | undefined)[]> {
   return Promise.all(
     nodes.map((n) =>
       n.client.connect().then(

@@ -2,11 +2,11 @@ import { parseArgs } from 'node:util';
 import { REDLOCK_DEFAULTS } from '../options/redlock-options.js';
 import { redactUrl } from '../util/redact.js';
 import { quorumOf } from '../errors/outcomes.js';
-import { parseNodeList } from './node-list.js';
+import { parseNodeList, requireNodes } from './node-list.js';
 import { RUN_OPTIONS, runUnderLock } from './run-command.js';
 import { RELEASE_OPTIONS, releaseForced } from './release-command.js';
 import { UsageError } from './usage-error.js';
-import { scrub, connectAll, openNode, openCluster, type Node } from './cli-nodes.js';
+import { scrub, connectAll, openNode, openCluster, type CliNode } from './cli-nodes.js';
 import { type Output } from './table.js';
 import { inspect } from './inspect-command.js';
 import { masters } from './masters-command.js';
@@ -110,18 +110,15 @@ async function readOnly({ values, positionals }: Parsed, out: Output, err: Outpu
       throw new UsageError(`--${name} must be a whole number > 0; got ${values[name]}`);
     return n;
   };
-  let nodes: Node[] = [];
+  let nodes: CliNode[] = [];
   try {
     if (command !== 'inspect' && command !== 'masters')
       throw new UsageError(`unknown command ${JSON.stringify(command)}`);
     if (extra.length > 0 || (command === 'masters' && positionals.length > 1))
       throw new UsageError(`unexpected argument ${JSON.stringify(positionals.at(-1))}`);
-    if (!values.nodes)
-      throw new UsageError(
-        '--nodes is required: the masters, comma-separated redis:// URLs (a cluster as cluster:host:port+host:port)',
-      );
+    const nodeList = requireNodes(values.nodes);
     const timeout = number('timeout');
-    nodes = parseNodeList(values.nodes).map((entry) =>
+    nodes = parseNodeList(nodeList).map((entry) =>
       entry.kind === 'cluster' ? openCluster(entry, timeout) : openNode(entry, timeout),
     );
     const errors = await connectAll(nodes);

@@ -4,7 +4,7 @@ import { inspectResource, type LockInspection, type MasterHolding } from '../ins
 import type { Master } from '../backend/master.js';
 import { REDLOCK_DEFAULTS } from '../options/redlock-options.js';
 import { quorumOf } from '../errors/outcomes.js';
-import { scrub, scanKeys, type Node } from './cli-nodes.js';
+import { scrub, scanKeys, type CliNode } from './cli-nodes.js';
 import { table, short, ownerCell, formatMs, type Output } from './table.js';
 
 /** The keys a counting or read-write lock keeps beside its own: `:permit:<i>`, `:limit`, `:writer-waiting`. */
@@ -28,7 +28,7 @@ interface ScannedKeys {
 
 /** SCANs every master for the keys that `match` (at most `limit` per server). */
 async function scanLockKeys(
-  nodes: readonly Node[],
+  nodes: readonly CliNode[],
   errors: readonly (Error | undefined)[],
   match: string,
   limit: number,
@@ -124,7 +124,7 @@ function stateOf(v: LockInspection): string {
 }
 
 /** The table's rows: a header, then each lock's row and its readers' and permits' rows. */
-function lockRows(views: readonly LockInspection[], nodes: readonly Node[]): string[][] {
+function lockRows(views: readonly LockInspection[], nodes: readonly CliNode[]): string[][] {
   const rows = [['RESOURCE', 'STATE', 'AGREE', 'VALID FOR', 'FENCE', 'HOLDER', 'OWNER', ...nodes.map((n) => n.label)]];
   for (const v of views) {
     const shared = sharedRows(v, nodes.length);
@@ -149,8 +149,12 @@ function lockRows(views: readonly LockInspection[], nodes: readonly Node[]): str
   return rows;
 }
 
+/**
+ * `inspect`: prints who holds each lock key matching `prefix + pattern` (at most `limit` keys, found
+ * by SCAN) on every master, as a table or as `json`, read the way `Redlock.inspect()` reads it.
+ */
 export async function inspect(
-  nodes: readonly Node[],
+  nodes: readonly CliNode[],
   errors: readonly (Error | undefined)[],
   prefix: string,
   fencingPrefix: string,

@@ -1,9 +1,10 @@
 // `nestjs-quorum-lock masters`: each master's state, and whether a quorum would count now.
 import { driftOf } from '../util/clock.js';
 import { clusterInfo } from '../backend/cluster/cluster-probe.js';
+import { infoField, uptimeMsOf } from '../backend/info-field.js';
 import { REDLOCK_DEFAULTS } from '../options/redlock-options.js';
 import { quorumOf } from '../errors/outcomes.js';
-import { scrub, type Node } from './cli-nodes.js';
+import { scrub, type CliNode } from './cli-nodes.js';
 import { table, formatMs, type Output } from './table.js';
 
 interface MasterReport {
@@ -40,15 +41,12 @@ function whyNotCounting(r: Omit<MasterReport, 'counts'>): string | undefined {
   return undefined;
 }
 
-const field = (info: string, name: string): string | undefined =>
-  new RegExp(`^${name}:(.*)$`, 'm').exec(info)?.[1]?.trim();
-
 /** Master `n`'s report as its `INFO` reads (without who it duplicates, nor whether it counts). */
 async function readMaster(
-  n: Node,
+  n: CliNode,
   ttl: number,
   guard: number,
-  nodes: readonly Node[],
+  nodes: readonly CliNode[],
 ): Promise<Omit<MasterReport, 'counts'>> {
   try {
     // A cluster is read as the library reads it: every shard primary's INFO, combined
@@ -61,17 +59,16 @@ async function readMaster(
           n.client.info('memory'),
           n.client.info('cluster'),
         ]);
-    const shards = field(server, 'shards');
-    const uptimeSeconds = Number(field(server, 'uptime_in_seconds') ?? 0);
-    // as the library counts it: Redis's uptime can overstate by almost a second
-    const uptimeMs = Math.max(0, uptimeSeconds - 1) * 1_000;
-    const maxmemoryPolicy = field(memory, 'maxmemory_policy');
+    const shards = infoField(server, 'shards');
+    const uptimeSeconds = Number(infoField(server, 'uptime_in_seconds') ?? 0);
+    const uptimeMs = uptimeMsOf(server); // as the restart guard counts it
+    const maxmemoryPolicy = infoField(memory, 'maxmemory_policy');
     return {
       master: n.label,
       reachable: true,
-      role: field(replication, 'role'),
-      version: field(server, 'redis_version'),
-      runId: field(server, 'run_id'),
+      role: infoField(replication, 'role'),
+      version: infoField(server, 'redis_version'),
+      runId: infoField(server, 'run_id'),
       uptimeSeconds,
       ...(shards === undefined ? {} : { shards: Number(shards) }),
       restartGuard: {
@@ -80,7 +77,7 @@ async function readMaster(
         forTtl: ttl,
       },
       ...(maxmemoryPolicy === undefined ? {} : { maxmemoryPolicy, evicting: maxmemoryPolicy !== 'noeviction' }),
-      ...(field(clustering, 'cluster_enabled') === '1' ? { clusterMode: true } : {}),
+      ...(infoField(clustering, 'cluster_enabled') === '1' ? { clusterMode: true } : {}),
     };
   } catch (e) {
     return { master: n.label, reachable: false, error: scrub((e as Error).message, nodes) };
@@ -125,8 +122,12 @@ function masterRow(r: MasterReport): string[] {
   ];
 }
 
+/**
+ * `masters`: prints each master's state (reachable, role, version, uptime against the restart guard
+ * for locks of `ttl` ms, memory policy), and returns how many would count for a lock now.
+ */
 export async function masters(
-  nodes: readonly Node[],
+  nodes: readonly CliNode[],
   errors: readonly (Error | undefined)[],
   ttl: number,
   json: boolean,

@@ -38,6 +38,20 @@ export interface ClusterEntry {
 export type NodeEntry = MasterEntry | ClusterEntry;
 
 /**
+ * The `--nodes` text, or a `UsageError` saying it is required (every command needs the masters).
+ *
+ * @example
+ * const text = requireNodes(values.nodes);
+ */
+export function requireNodes(text: string | undefined): string {
+  if (!text)
+    throw new UsageError(
+      '--nodes is required: the masters, comma-separated redis:// URLs (a cluster as cluster:host:port+host:port)',
+    );
+  return text;
+}
+
+/**
  * Splits and checks `--nodes` (comma-separated); throws `UsageError` naming `--nodes` for a
  * malformed entry (never printing its password) or an empty list.
  *

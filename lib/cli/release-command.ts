@@ -2,7 +2,7 @@ import { redact } from '../util/redact.js';
 import { Redlock } from '../engine/redlock.js';
 import { checkRevokeOptions } from '../engine/revoke.js';
 import { RedlockConfigError } from '../errors/redlock-config.error.js';
-import { parseNodeList } from './node-list.js';
+import { parseNodeList, requireNodes } from './node-list.js';
 import { redlockNodeOf } from './run-command.js';
 import { UsageError } from './usage-error.js';
 
@@ -58,11 +58,7 @@ export async function releaseForced(args: ReleaseArguments, out: Output, err: Ou
     throw new UsageError(
       'release takes the lock away from whoever holds it, so it needs --force: release <resource> --force [--reason text]',
     );
-  if (!args.nodes)
-    throw new UsageError(
-      '--nodes is required: the masters, comma-separated redis:// URLs (a cluster as cluster:host:port+host:port)',
-    );
-  const entries = parseNodeList(args.nodes);
+  const entries = parseNodeList(requireNodes(args.nodes));
   const options = args.reason === undefined ? undefined : { reason: args.reason };
   try {
     checkRevokeOptions(options); // before anything is connected

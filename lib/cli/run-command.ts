@@ -6,7 +6,7 @@ import { Redlock } from '../engine/redlock.js';
 import type { Lock } from '../lock/lock.js';
 import { LockAcquisitionError } from '../errors/lock-acquisition.error.js';
 import { RedlockConfigError } from '../errors/redlock-config.error.js';
-import { parseNodeList, type NodeEntry } from './node-list.js';
+import { parseNodeList, requireNodes, type NodeEntry } from './node-list.js';
 import { checkOwnerArgument, describeHolder, ownerLockOptions } from './run-owner.js';
 import { UsageError } from './usage-error.js';
 
@@ -102,11 +102,7 @@ function planOf(args: RunArguments): RunPlan {
     throw new UsageError(
       `unexpected argument ${JSON.stringify(args.stray[0])}: put the command after --, as in run … -- ${args.stray.join(' ')}`,
     );
-  if (!args.nodes)
-    throw new UsageError(
-      '--nodes is required: the masters, comma-separated redis:// URLs (a cluster as cluster:host:port+host:port)',
-    );
-  const entries = parseNodeList(args.nodes);
+  const entries = parseNodeList(requireNodes(args.nodes));
   if (args.resource === undefined || args.resource === '')
     throw new UsageError(`--resource is required: the lock's name (its key is ${args.prefix}<resource>)`);
   if (args.command.length === 0 || args.command[0] === '')

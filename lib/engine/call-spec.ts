@@ -4,7 +4,9 @@ import { resolveHoldOptions, type HoldOptions } from '../options/hold-options.js
 import {
   checkCallOptions,
   checkTtl,
+  pickRetry,
   resolveRetryOptions,
+  sameRetry,
   type ResolvedRedlockOptions,
   type ResolvedRetryOptions,
   type RetryOptions,
@@ -118,16 +120,3 @@ function retryPolicyOf(defaults: ResolvedRetryOptions, overrides: RetryOptions |
 }
 
 const NO_RETRY_OVERRIDES: RetryOptions = {};
-
-const pickRetry = (o: RetryOptions): RetryOptions => ({
-  retryCount: o.retryCount,
-  retryDelay: o.retryDelay,
-  retryJitter: o.retryJitter,
-  acquireTimeout: o.acquireTimeout,
-});
-
-const sameRetry = (a: RetryOptions, b: RetryOptions): boolean =>
-  a.retryCount === b.retryCount &&
-  a.retryDelay === b.retryDelay &&
-  a.retryJitter === b.retryJitter &&
-  a.acquireTimeout === b.acquireTimeout;

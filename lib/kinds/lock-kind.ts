@@ -30,7 +30,7 @@ export interface KindMode {
  *
  * @example
  * const kind = kindOf(lock); // MUTEX, READ or PERMIT
- * kind.release(state, lock, timeout, true);
+ * await kind.release(quorum, lock, options.commandTimeout, true).decided;
  */
 export interface LockKind<S = unknown> {
   readonly name: string;

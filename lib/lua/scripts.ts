@@ -7,7 +7,7 @@ type Call<R = number> = (numKeys: number, ...keysThenArgs: (string | number)[]) 
  * node's `Master.scripts` implements every script's call slot by slot, merging the replies by the
  * script's rule in `SLOT_RULES` (lib/lua/slot-rules.ts).
  */
-export interface ScriptedClient {
+export interface MutexScripts {
   quorumLockAcquire: Call;
   quorumLockFencedAcquire: Call;
   quorumLockFence: Call;
@@ -53,7 +53,7 @@ export interface ScriptHost {
 }
 
 /** A connection with every script of the library registered. */
-export type LockScripts = ScriptedClient & HandoffScripts & ReadWriteScripts & CountingScripts & RevokeScripts;
+export type LockScripts = MutexScripts & HandoffScripts & ReadWriteScripts & CountingScripts & RevokeScripts;
 
 /**
  * Registers every script of the generated table on a connection with ioredis `defineCommand`

@@ -253,7 +253,12 @@ export const REDLOCK_OPTIONS: {
   },
 };
 
-/** The defaults, frozen (`retryJitter` shown for the default `retryDelay`; `fencingQuorum` is the majority). */
+/**
+ * The defaults, frozen (`retryJitter` shown for the default `retryDelay`; `fencingQuorum` is the majority).
+ *
+ * @example
+ * const ttl = options.ttl ?? REDLOCK_DEFAULTS.ttl; // 10000
+ */
 export const REDLOCK_DEFAULTS = Object.freeze({
   keyPrefix: 'lock:',
   ttl: 10_000,

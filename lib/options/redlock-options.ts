@@ -8,6 +8,6 @@ export { checkTtl, MAX_TTL } from './validate.js';
 export type { RedlockClusterNode, RedlockNode } from './redlock-node.js';
 export type { ResolvedRetryOptions, RetryDelay, RetryOptions } from './retry-options.js';
 export { REDLOCK_DEFAULTS, REDLOCK_OPTIONS, type RedlockOptions, type ResolvedRedlockOptions } from './option-table.js';
-export { resolveRetryOptions } from './resolve-retry.js';
+export { pickRetry, resolveRetryOptions, sameRetry } from './resolve-retry.js';
 export { checkFencingPrefix, resolveOptions } from './resolve-options.js';
 export { checkCallOptions } from './call-options.js';

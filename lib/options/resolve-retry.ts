@@ -38,17 +38,21 @@ const baseResolutions = new WeakMap<
   { of: ResolvedRetryOptions; resolved: ResolvedRetryOptions }
 >();
 
+const NO_RETRY: RetryOptions = {};
+
 function overridesRetry(overrides: RetryOptions | undefined): boolean {
-  return (
-    overrides !== undefined &&
-    (overrides.retryCount !== undefined ||
-      overrides.retryDelay !== undefined ||
-      overrides.retryJitter !== undefined ||
-      overrides.acquireTimeout !== undefined)
-  );
+  return overrides !== undefined && !sameRetry(overrides, NO_RETRY);
 }
 
-function pickRetry(o: ResolvedRetryOptions): ResolvedRetryOptions {
+/**
+ * The retry values of `o` alone, for a cache to compare later with `sameRetry`. Typed over
+ * `RETRY_KEYS`: a retry option added there does not compile until it is copied here, and it must be
+ * compared in `sameRetry` too, or a cached policy would miss its change.
+ *
+ * @example
+ * const seen = pickRetry(options); // later: sameRetry(seen, options) while nothing changed
+ */
+export function pickRetry<T extends RetryOptions>(o: T): { [K in (typeof RETRY_KEYS)[number]]: T[K] } {
   return {
     retryCount: o.retryCount,
     retryDelay: o.retryDelay,
@@ -57,7 +61,13 @@ function pickRetry(o: ResolvedRetryOptions): ResolvedRetryOptions {
   };
 }
 
-function sameRetry(a: ResolvedRetryOptions, b: ResolvedRetryOptions): boolean {
+/**
+ * True when `a` and `b` hold the same retry values (a `retryDelay` function by identity).
+ *
+ * @example
+ * sameRetry({ retryCount: 3 }, { retryCount: 3 }); // true
+ */
+export function sameRetry(a: RetryOptions, b: RetryOptions): boolean {
   return (
     a.retryCount === b.retryCount &&
     a.retryDelay === b.retryDelay &&
@@ -67,12 +77,7 @@ function sameRetry(a: ResolvedRetryOptions, b: ResolvedRetryOptions): boolean {
 }
 
 function mergeRetryOptions(base: ResolvedRetryOptions, overrides: RetryOptions | undefined): ResolvedRetryOptions {
-  const merged: ResolvedRetryOptions = {
-    retryCount: base.retryCount,
-    retryDelay: base.retryDelay,
-    retryJitter: base.retryJitter,
-    acquireTimeout: base.acquireTimeout,
-  };
+  const merged: ResolvedRetryOptions = pickRetry(base);
   let jitterSet = base.retryJitter !== defaultJitterFor(base.retryDelay);
   if (overrides) {
     for (const key of RETRY_KEYS) {

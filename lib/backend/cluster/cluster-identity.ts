@@ -1,5 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
-import { combineShardInfos, field } from './cluster-probe.js';
+import { combineShardInfos } from './cluster-probe.js';
+import { infoField, uptimeMsOf } from '../info-field.js';
 import type { IdentityChange } from '../health/restart-guard.js';
 
 /**
@@ -172,10 +173,10 @@ export async function readClusterIdentity(cluster: Cluster): Promise<ClusterIden
       last: run.last,
       owner: run.owner,
       nodeId,
-      runId: field(info, 'run_id') ?? '?',
-      replId: field(info, 'master_replid') ?? '?',
-      replId2: field(info, 'master_replid2') ?? '0',
-      uptimeMs: Math.max(0, Number(field(info, 'uptime_in_seconds') ?? 0) - 1) * 1_000,
+      runId: infoField(info, 'run_id') ?? '?',
+      replId: infoField(info, 'master_replid') ?? '?',
+      replId2: infoField(info, 'master_replid2') ?? '0',
+      uptimeMs: uptimeMsOf(info),
     };
   });
   const firstSlot = new Map<string, number>();

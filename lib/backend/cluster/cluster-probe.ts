@@ -1,9 +1,5 @@
 import type { Cluster } from 'ioredis';
-
-/** One field of an `INFO` reply: `field(info, 'run_id')`. */
-export function field(info: string, name: string): string | undefined {
-  return new RegExp(`^${name}:([^\\r\\n]*)`, 'm').exec(info)?.[1];
-}
+import { infoField } from '../info-field.js';
 
 /** Orders `7.0.15` before `7.2.4` (numerically, part by part). */
 function byVersion(a: string, b: string): number {
@@ -80,13 +76,14 @@ export async function clusterInfo(cluster: Cluster): Promise<string> {
  * combineShardInfos(cluster, [{ slot: 0, info: a }, { slot: 8192, info: b }]); // "run_id:0=…,8192=…\r\n…"
  */
 export function combineShardInfos(cluster: Cluster, infos: readonly { slot: number; info: string }[]): string {
-  const list = (name: string): string => infos.map(({ slot, info }) => `${slot}=${field(info, name) ?? '?'}`).join(',');
-  const uptime = Math.min(...infos.map(({ info }) => Number(field(info, 'uptime_in_seconds') ?? 0)));
-  const roles = infos.map(({ info }) => field(info, 'role'));
-  const policies = infos.map(({ info }) => field(info, 'maxmemory_policy'));
+  const list = (name: string): string =>
+    infos.map(({ slot, info }) => `${slot}=${infoField(info, name) ?? '?'}`).join(',');
+  const uptime = Math.min(...infos.map(({ info }) => Number(infoField(info, 'uptime_in_seconds') ?? 0)));
+  const roles = infos.map(({ info }) => infoField(info, 'role'));
+  const policies = infos.map(({ info }) => infoField(info, 'maxmemory_policy'));
   const policy = policies.find((p) => p !== undefined && p !== 'noeviction') ?? policies[0];
-  const maxmemory = field(infos[0].info, 'maxmemory');
-  const major = (info: string): number => Number((field(info, 'redis_version') ?? '0').split('.')[0]);
+  const maxmemory = infoField(infos[0].info, 'maxmemory');
+  const major = (info: string): number => Number((infoField(info, 'redis_version') ?? '0').split('.')[0]);
   if (infos.every(({ info }) => major(info) >= 7)) sharded.add(cluster);
   else sharded.delete(cluster);
   return [
@@ -98,6 +95,6 @@ export function combineShardInfos(cluster: Cluster, infos: readonly { slot: numb
     ...(maxmemory !== undefined ? [`maxmemory:${maxmemory}`] : []),
     `shards:${infos.length}`,
     // the oldest shard's version: what every shard supports
-    `redis_version:${infos.map(({ info }) => field(info, 'redis_version') ?? '?').sort(byVersion)[0]}`,
+    `redis_version:${infos.map(({ info }) => infoField(info, 'redis_version') ?? '?').sort(byVersion)[0]}`,
   ].join('\r\n');
 }

@@ -1,5 +1,6 @@
 import { now } from '../../util/clock.js';
 import { redactError } from '../../util/redact.js';
+import { infoField, uptimeMsOf } from '../info-field.js';
 import type { Master } from '../master.js';
 import { readClusterIdentity, type ClusterIdentity } from '../cluster/cluster-identity.js';
 
@@ -25,10 +26,6 @@ export interface InfoReading {
   readonly identity?: ClusterIdentity;
 }
 
-function field(info: string, name: string): string | undefined {
-  return new RegExp(`^${name}:([^\\r\\n]*)`, 'm').exec(info)?.[1];
-}
-
 /**
  * Reads master's `INFO` (for a cluster node, its shards' `INFO` combined), and `CONFIG GET` when `INFO`
  * lacks the memory policy. `secrets` are scrubbed from the `CONFIG GET` error it reports.
@@ -43,16 +40,14 @@ export async function readInfo(master: Master, secrets: readonly string[]): Prom
   const answered = now();
   const roundTripMs = Math.round((answered - asked) * 100) / 100;
   const probe: InfoProbe = {
-    runId: field(info, 'run_id'),
-    replId: field(info, 'master_replid'),
-    role: field(info, 'role'),
-    ...(!cluster && field(info, 'cluster_enabled') === '1' ? { clusterMode: true } : {}),
+    runId: infoField(info, 'run_id'),
+    replId: infoField(info, 'master_replid'),
+    role: infoField(info, 'role'),
+    ...(!cluster && infoField(info, 'cluster_enabled') === '1' ? { clusterMode: true } : {}),
     roundTripMs,
-    // Redis reports uptime as the difference of two wall-clock times each truncated to the
-    // second, so it can overstate the real uptime by almost a second: count one second less.
-    uptimeMs: Math.max(0, Number(field(info, 'uptime_in_seconds') ?? 0) - 1) * 1_000,
-    maxmemoryPolicy: field(info, 'maxmemory_policy'),
-    maxmemory: field(info, 'maxmemory') === undefined ? undefined : Number(field(info, 'maxmemory')),
+    uptimeMs: uptimeMsOf(info),
+    maxmemoryPolicy: infoField(info, 'maxmemory_policy'),
+    maxmemory: infoField(info, 'maxmemory') === undefined ? undefined : Number(infoField(info, 'maxmemory')),
   };
   if (probe.maxmemoryPolicy === undefined) await readPolicyByConfig(master, probe, secrets);
   return { probe, answered, ...(identity ? { identity } : {}) };

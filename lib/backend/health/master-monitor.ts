@@ -12,7 +12,9 @@ import { describeGuard, MasterReports } from './master-reports.js';
 import { watchReady } from './ready-hub.js';
 import { CLUSTER_VET_RETRY_MS, watchClusterShards } from './cluster-watch.js';
 
+/** What a `MasterMonitor` needs of the library's options. */
 export interface MasterMonitorOptions {
+  /** Let a master whose `maxmemory-policy` can evict keys vote anyway (the option of that name). */
   readonly allowEvictingMasters: boolean;
   /** Bound on each probe. */
   readonly probeTimeout: number;
