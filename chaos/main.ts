@@ -12,7 +12,7 @@
  * liveness probe, or a shared clock that is not shared.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -555,12 +555,14 @@ async function main(): Promise<number> {
   );
   if (rows.length) writeFileSync(join(args.out, svgName), renderTimeline(rows, info.settings, args.clients));
   mkdirSync(join(ROOT, 'dist-chaos'), { recursive: true });
-  writeFileSync(
-    join(ROOT, 'dist-chaos', 'chaos-history.json'),
-    JSON.stringify(
-      rows.map(({ result, check }) => ({ ...result, registerLogs: Object.fromEntries(result.registerLogs), check })),
-    ),
-  );
+  // One phase per line: the whole run as one JSON string can pass V8's string limit (about 512 MiB).
+  const history = openSync(join(ROOT, 'dist-chaos', 'chaos-history.jsonl'), 'w');
+  for (const { result, check } of rows)
+    writeSync(
+      history,
+      JSON.stringify({ ...result, registerLogs: Object.fromEntries(result.registerLogs), check }) + '\n',
+    );
+  closeSync(history);
 
   const problems: string[] = [];
   if (clock.sharedOutOfOrder) problems.push(`the shared clock was out of order in ${clock.sharedOutOfOrder} pings`);
