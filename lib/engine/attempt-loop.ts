@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { LockAcquisitionError } from '../errors/lock-acquisition.error.js';
 import type { HandoffTicket, RoundContext, RoundResult } from '../kinds/acquire-request.js';
 import type { KindRequest } from '../kinds/lock-kind.js';
@@ -251,7 +250,7 @@ class Acquisition {
     if (kind.holdOff && !this.#ticket && !this.#budget.exhausted) {
       // Writer preference: a waiting writer holds off new readers, for a little longer than its
       // next attempt. A queued writer's live ticket does that already (read-acquire.lua).
-      this.#writer ??= randomBytes(16).toString('base64url');
+      this.#writer ??= randomToken();
       const { retryDelay, retryJitter } = this.options.retry;
       const between = typeof retryDelay === 'number' ? retryDelay : 1_000;
       const { timeout } = this.#context;
@@ -274,7 +273,7 @@ class Acquisition {
   private takeTicket(): void {
     const budget = this.#budget;
     // Not fenced: the release may hand the key straight to this ticket's value (docs/handoff.md §3).
-    const random = randomBytes(16).toString('base64url') + this.#owned;
+    const random = randomToken() + this.#owned;
     const handover = this.#counters
       ? undefined
       : { value: handoverValue(budget.remoteId, budget.arrival, random), ttl: this.ttl };
