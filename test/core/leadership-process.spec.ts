@@ -119,6 +119,8 @@ let oracle: Redis;
 let child: ReturnType<typeof buildChild>;
 const running: LeaderProcess[] = [];
 const measured: string[] = [];
+/** Late writes per run: checked in their term, arrived after the next term had written (refused). */
+const late: number[] = [];
 
 beforeAll(async () => {
   child = buildChild('test/core/fixtures/leader-child.ts', ['test/core/fixtures/fenced-register.ts']);
@@ -134,7 +136,7 @@ afterAll(async () => {
   child?.remove();
   if (measured.length)
     console.log(
-      `leadership takeover times (3 client processes, 3 masters, ttl ${TTL} ms, retryDelay ${RETRY_DELAY} ms):\n${measured.join('\n')}`,
+      `leadership takeover times (3 client processes, 3 masters, ttl ${TTL} ms, retryDelay ${RETRY_DELAY} ms):\n${measured.join('\n')}\nlate writes refused by the fence, per run: ${late.join(', ')}`,
     );
 });
 
@@ -180,6 +182,7 @@ async function expectNoOverlap(resource: string, procs: LeaderProcess[]): Promis
   const starts = procs.flatMap((p) => p.changes.filter((change) => change.leading));
   const verdict = judgeLeaderWrites(await readFencedLog(oracle, resource), starts);
   expect(verdict.problems).toEqual([]);
+  late.push(verdict.late);
   return verdict;
 }
 
