@@ -19,10 +19,13 @@ function tsFilesUnder(dir: string): string[] {
   });
 }
 
-/** A compiled copy of lib/ and `fixture` (a path relative to the project root); returns the fixture's compiled path and a clean-up. */
-export function buildChild(fixture: string): { entry: string; remove: () => void } {
+/**
+ * A compiled copy of lib/, `fixture` and the test files it imports (`companions`; paths relative to
+ * the project root); returns the fixture's compiled path and a clean-up.
+ */
+export function buildChild(fixture: string, companions: string[] = []): { entry: string; remove: () => void } {
   const out = join(ROOT, 'node_modules', '.cache', 'nestjs-quorum-lock-children', `${process.pid}-${Date.now()}`);
-  const files = [...tsFilesUnder(join(ROOT, 'lib')), join(ROOT, fixture)];
+  const files = [...tsFilesUnder(join(ROOT, 'lib')), ...[fixture, ...companions].map((file) => join(ROOT, file))];
   for (const file of files) {
     const { outputText } = ts.transpileModule(readFileSync(file, 'utf8'), {
       fileName: file,

@@ -2,7 +2,8 @@
  * Leader election across OS processes on real masters: three client processes campaign for one
  * resource; the leader resigns, is killed (SIGKILL) or paused (SIGSTOP), also while a master hangs.
  * Measures takeover times, and checks on a separate oracle Redis that the leaders' work never
- * overlaps: once a term has written, no earlier term writes again, and fencing tokens only increase.
+ * overlaps: the leaders write to a fenced register with their term's token, and every write must
+ * have been checked (`isLeader`) before any later term began (`leader-writes-oracle.ts`).
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { fork, type ChildProcess } from 'node:child_process';
@@ -11,6 +12,8 @@ import { Redis } from 'ioredis';
 import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.js';
 import { buildChild } from './child-build.js';
 import type { ChildConfig, FromChild, ToChild } from './fixtures/leader-child.js';
+import { readFencedLog } from './fixtures/fenced-register.js';
+import { judgeLeaderWrites, type LeaderWritesVerdict } from './leader-writes-oracle.js';
 import { resourceName, sleep, waitFor } from '../support/index.js';
 
 const TTL = 1_000;
@@ -28,8 +31,10 @@ class LeaderProcess {
   private readonly child: ChildProcess;
   private readonly exited: Promise<unknown>;
   private resolveResigned: ((at: number) => void) | undefined;
+  readonly id: string;
 
   constructor(entry: string, config: ChildConfig) {
+    this.id = config.id;
     this.child = fork(entry, [JSON.stringify(config)], {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       execArgv: [],
@@ -53,6 +58,31 @@ class LeaderProcess {
   get ledSince(): number | undefined {
     const last = this.changes.at(-1);
     return last?.leading ? last.at : undefined;
+  }
+
+  /** Makes the child keep its writes from now on (a late write, injected); resolves once it kept one. */
+  hold(): Promise<void> {
+    const holding = this.reply('holding');
+    this.child.send({ type: 'hold' } satisfies ToChild);
+    return holding.then(() => undefined);
+  }
+
+  /** Sends the kept writes; resolves to how many, once all reached the register. */
+  flush(): Promise<number> {
+    const flushed = this.reply('flushed');
+    this.child.send({ type: 'flush' } satisfies ToChild);
+    return flushed.then((message) => (message.type === 'flushed' ? message.count : 0));
+  }
+
+  private reply(type: FromChild['type']): Promise<FromChild> {
+    return new Promise((resolve) => {
+      const listen = (message: FromChild): void => {
+        if (message.type !== type) return;
+        this.child.off('message', listen);
+        resolve(message);
+      };
+      this.child.on('message', listen);
+    });
   }
 
   resign(): Promise<number> {
@@ -89,9 +119,11 @@ let oracle: Redis;
 let child: ReturnType<typeof buildChild>;
 const running: LeaderProcess[] = [];
 const measured: string[] = [];
+/** Late writes per run: checked in their term, arrived after the next term had written (refused). */
+const late: number[] = [];
 
 beforeAll(async () => {
-  child = buildChild('test/core/fixtures/leader-child.ts');
+  child = buildChild('test/core/fixtures/leader-child.ts', ['test/core/fixtures/fenced-register.ts']);
   redis = await startRedisMasters(4); // three lock masters and the oracle
   oracle = new Redis(redis.urls[3], { maxRetriesPerRequest: 1 });
 });
@@ -104,7 +136,7 @@ afterAll(async () => {
   child?.remove();
   if (measured.length)
     console.log(
-      `leadership takeover times (3 client processes, 3 masters, ttl ${TTL} ms, retryDelay ${RETRY_DELAY} ms):\n${measured.join('\n')}`,
+      `leadership takeover times (3 client processes, 3 masters, ttl ${TTL} ms, retryDelay ${RETRY_DELAY} ms):\n${measured.join('\n')}\nlate writes refused by the fence, per run: ${late.join(', ')}`,
     );
 });
 
@@ -143,28 +175,15 @@ async function newLeader(
 }
 
 /**
- * The oracle's log of the leaders' work: once a term (process, term number) has written, no other
- * term may write again before it (no overlap), and fencing tokens never go down.
+ * Judges the leaders' writes to the register of `resource` (once the processes have stopped) and
+ * expects no overlap; returns the verdict (terms that wrote, late writes the fence refused).
  */
-async function expectNoOverlap(resource: string): Promise<number> {
-  const log = (await oracle.lrange(`actions:${resource}`, 0, -1)).map((line) => {
-    const [id, term, token] = line.split('|');
-    return { term: `${id}#${term}`, token: Number(token) };
-  });
-  const finished = new Set<string>();
-  let current: string | undefined;
-  let lastToken = -Infinity;
-  for (const entry of log) {
-    if (entry.term !== current) {
-      if (current) finished.add(current);
-      expect(finished.has(entry.term)).toBe(false); // an earlier term wrote after a later one began
-      expect(entry.token).toBeGreaterThan(lastToken);
-      current = entry.term;
-    }
-    expect(entry.token).toBeGreaterThanOrEqual(lastToken);
-    lastToken = entry.token;
-  }
-  return finished.size + (current ? 1 : 0);
+async function expectNoOverlap(resource: string, procs: LeaderProcess[]): Promise<LeaderWritesVerdict> {
+  const starts = procs.flatMap((p) => p.changes.filter((change) => change.leading));
+  const verdict = judgeLeaderWrites(await readFencedLog(oracle, resource), starts);
+  expect(verdict.problems).toEqual([]);
+  late.push(verdict.late);
+  return verdict;
 }
 
 async function stopAll(procs: LeaderProcess[]): Promise<void> {
@@ -180,7 +199,7 @@ describe('leadership across processes (3 masters)', () => {
     measured.push(`  resign:                       ${(at - asked).toFixed(1)} ms`);
     await sleep(200);
     await stopAll(procs);
-    expect(await expectNoOverlap(resource)).toBeGreaterThanOrEqual(2);
+    expect((await expectNoOverlap(resource, procs)).terms.length).toBeGreaterThanOrEqual(2);
   });
 
   it('leader killed (SIGKILL): a standby takes over within the TTL plus one retry', async () => {
@@ -192,7 +211,7 @@ describe('leadership across processes (3 masters)', () => {
     measured.push(`  SIGKILL:                      ${(at - killed).toFixed(1)} ms`);
     await sleep(200);
     await stopAll(procs);
-    expect(await expectNoOverlap(resource)).toBeGreaterThanOrEqual(2);
+    expect((await expectNoOverlap(resource, procs)).terms.length).toBeGreaterThanOrEqual(2);
   });
 
   it('leader paused (SIGSTOP): a standby takes over; resumed, the old leader knows it lost and does no work', async () => {
@@ -206,7 +225,25 @@ describe('leadership across processes (3 masters)', () => {
     expect(await waitFor(() => !leader.leading, 3_000)).toBe(true);
     await sleep(300); // the old leader's timers have run: any work it still did would be in the log now
     await stopAll(procs);
-    expect(await expectNoOverlap(resource)).toBeGreaterThanOrEqual(2);
+    expect((await expectNoOverlap(resource, procs)).terms.length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('a write held past its term (injected) reaches the register after the next term wrote: the fence refuses it, the oracle calls it late, not an overlap', async () => {
+    const { resource, procs, leader } = await campaign();
+    await leader.hold(); // the leader checks isLeader and keeps the write instead of sending it
+    await leader.resign();
+    const { leader: next } = await newLeader(procs, leader, RETRY_DELAY + SLACK);
+    const nextWrote = async (): Promise<boolean> =>
+      (await readFencedLog(oracle, resource)).some((write) => write.id === next.id && write.accepted);
+    expect(await waitFor(nextWrote, 3_000)).toBe(true);
+    const held = await leader.flush();
+    expect(held).toBeGreaterThan(0);
+    await stopAll(procs);
+    const verdict = await expectNoOverlap(resource, procs);
+    // Arrival order alone calls each of them an earlier term's write after a later term's.
+    expect(verdict.late).toBe(held);
+    expect(verdict.refused).toBe(held);
+    expect(verdict.terms.length).toBeGreaterThanOrEqual(2);
   });
 
   it('with one master hung (SIGSTOP): SIGKILL and SIGSTOP of the leader are still taken over, with no overlap', async () => {
@@ -220,7 +257,7 @@ describe('leadership across processes (3 masters)', () => {
         measured.push(`  SIGKILL, one master hung:     ${(at - killed).toFixed(1)} ms`);
         await sleep(200);
         await stopAll(procs);
-        expect(await expectNoOverlap(resource)).toBeGreaterThanOrEqual(2);
+        expect((await expectNoOverlap(resource, procs)).terms.length).toBeGreaterThanOrEqual(2);
       }
       {
         const { resource, procs, leader } = await campaign();
@@ -239,7 +276,7 @@ describe('leadership across processes (3 masters)', () => {
         measured.push(`  resign, one master hung:      ${(next - asked).toFixed(1)} ms`);
         await sleep(200);
         await stopAll(procs);
-        expect(await expectNoOverlap(resource)).toBeGreaterThanOrEqual(3);
+        expect((await expectNoOverlap(resource, procs)).terms.length).toBeGreaterThanOrEqual(3);
       }
     } finally {
       redis.masters[0].resume();
