@@ -94,7 +94,14 @@ export function coalesceWrites(master: Master): void {
  * @example
  * const reply = await sendBatched(master, PLAIN_BATCH, 'lock:orders', 'a', value, '10000');
  */
-export function sendBatched(master: Master, script: BatchScript, key: string, a: string, b: string, c: string): Promise<unknown> {
+export function sendBatched(
+  master: Master,
+  script: BatchScript,
+  key: string,
+  a: string,
+  b: string,
+  c: string,
+): Promise<unknown> {
   const batch = batchOf(master);
   if (!batch) return script.alone(master, key, a, b, c);
   if (batch.deferred && batch.script !== script) sendDeferred(batch);
