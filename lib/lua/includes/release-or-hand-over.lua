@@ -4,10 +4,12 @@
 -- claimKey, announce, channel, reserve.
 if redis.pcall('get', lockKey) ~= lockValue then return 0 end
 redis.call('del', lockKey)
-redis.call('hdel', claimKey, 'h' .. lockValue) -- a handover's renewal limit (see hand-over): the lock is over
+-- Without queue or claims (no waiter queued, no handover), an uncontended release ends here or publishes.
+local queued = redis.call('exists', queueKey, claimKey) > 0
+if queued then redis.call('hdel', claimKey, 'h' .. lockValue) end -- a handover's renewal limit (see hand-over): the lock is over
 if announce == '0' then return 1 end
 local pub = announce == 's' and 'spublish' or 'publish'
-if redis.call('exists', queueKey) == 1 then
+if queued and redis.call('exists', queueKey) == 1 then
 --#include prune-queue
   local first = claimant(now)
   if first and string.match(first, ' (%S+)$') == lockValue then
