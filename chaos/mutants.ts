@@ -58,8 +58,8 @@ export const MUTANTS: Mutant[] = [
       {
         // single-key releases go through the handoff release script
         file: 'lua/includes/release-or-hand-over.lua',
-        find: "if redis.pcall('get', KEYS[1]) ~= ARGV[1] then return 0 end\nredis.call('del', KEYS[1])",
-        replace: "redis.call('del', KEYS[1])",
+        find: "if redis.pcall('get', lockKey) ~= lockValue then return 0 end\nredis.call('del', lockKey)",
+        replace: "redis.call('del', lockKey)",
       },
     ],
     phase: { fault: 'none', guard: true },

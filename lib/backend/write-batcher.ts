@@ -19,6 +19,30 @@ interface WritableConnection {
   commandQueue?: { length: number };
 }
 
+/**
+ * Calls that may ride with others of their loop turn in one script call (see {@link sendBatched}):
+ * each has one key and three arguments. Says how to send one alone, and several as one script call.
+ */
+export interface BatchScript {
+  /** One call as its own command (a batch of one, or a connection that cannot batch). */
+  alone(master: Master, key: string, a: string, b: string, c: string): Promise<unknown>;
+  /**
+   * The batch: `keys[i]` with `args[3i..3i+2]`, in call order; the reply's entry i is what call i
+   * alone would have answered (an Error for a call that failed).
+   */
+  together(master: Master, keys: string[], args: string[]): Promise<unknown[]>;
+}
+
+/** A batchable call waiting for its batch to leave. */
+interface Deferred {
+  readonly key: string;
+  readonly a: string;
+  readonly b: string;
+  readonly c: string;
+  readonly resolve: (reply: unknown) => void;
+  readonly reject: (error: unknown) => void;
+}
+
 /** One connection's batch in the making. */
 interface Batch {
   readonly stream: NonNullable<WritableConnection['stream']>;
@@ -27,6 +51,11 @@ interface Batch {
   commands: number;
   /** Loop turns this batch has waited so far. */
   turns: number;
+  /** Batchable calls not sent yet: they leave as one script call before anything else is written. */
+  deferred: Deferred[] | undefined;
+  /** The script of the deferred calls (one per batch: a call of another script sends these first). */
+  script: BatchScript | undefined;
+  readonly master: Master;
 }
 
 /** The open batch of each connection (one per connection, shared by every `Redlock` using it). */
@@ -48,24 +77,91 @@ const open = new WeakMap<object, Batch>();
  * const reply = master.scripts.acquire(key, value, ttl);
  */
 export function coalesceWrites(master: Master): void {
+  const batch = batchOf(master);
+  if (!batch) return;
+  // Call order on the connection: the batchable calls made before this command leave before it.
+  if (batch.deferred) sendDeferred(batch);
+  batch.commands++;
+}
+
+/**
+ * Sends a batchable call with the batch of `master`'s connection: the batchable calls of one loop turn
+ * (of every caller) leave as one script call when the batch is written, in call order, and a command
+ * sent in between (through {@link coalesceWrites}) sends those before it first. A batch of one call
+ * sends that call's own command, so a sequential caller's traffic is unchanged; a connection that
+ * cannot batch (not connected, not a socket of ours) sends it at once.
+ *
+ * @example
+ * const reply = await sendBatched(master, PLAIN_BATCH, 'lock:orders', 'a', value, '10000');
+ */
+export function sendBatched(
+  master: Master,
+  script: BatchScript,
+  key: string,
+  a: string,
+  b: string,
+  c: string,
+): Promise<unknown> {
+  const batch = batchOf(master);
+  if (!batch) return script.alone(master, key, a, b, c);
+  if (batch.deferred && batch.script !== script) sendDeferred(batch);
+  batch.script = script;
+  return new Promise((resolve, reject) => (batch.deferred ??= []).push({ key, a, b, c, resolve, reject }));
+}
+
+/** The open batch of `master`'s connection, opened (the socket corked) when there is none. */
+function batchOf(master: Master): Batch | undefined {
   const connection = master.client as unknown as WritableConnection | undefined;
-  if (!connection) return;
+  if (!connection) return undefined;
   const batch = open.get(connection);
-  if (batch) {
-    batch.commands++;
-    return;
-  }
+  if (batch) return batch;
   const stream = connection.stream;
-  if (!stream?.writable) return;
-  const started: Batch = { stream, connection, commands: 1, turns: 0 };
+  if (!stream?.writable) return undefined;
+  const started: Batch = { stream, connection, commands: 0, turns: 0, deferred: undefined, script: undefined, master };
   open.set(connection, started);
   stream.cork();
   if ((connection.commandQueue?.length ?? 0) >= BUSY_PENDING_REPLIES) setImmediate(flushWhenAnswered, started);
   else process.nextTick(flush, started);
+  return started;
+}
+
+/** Writes the batch's deferred calls: the one call's own command, or one script call for them all. */
+function sendDeferred(batch: Batch): void {
+  const deferred = batch.deferred!;
+  const script = batch.script!;
+  batch.deferred = undefined;
+  batch.commands++;
+  if (deferred.length === 1) {
+    const { key, a, b, c, resolve, reject } = deferred[0];
+    script.alone(batch.master, key, a, b, c).then(resolve, reject);
+    return;
+  }
+  const keys: string[] = new Array(deferred.length);
+  const args: string[] = new Array(deferred.length * 3);
+  for (let i = 0; i < deferred.length; i++) {
+    const d = deferred[i];
+    keys[i] = d.key;
+    args[3 * i] = d.a;
+    args[3 * i + 1] = d.b;
+    args[3 * i + 2] = d.c;
+  }
+  script.together(batch.master, keys, args).then(
+    (replies) => {
+      for (let i = 0; i < deferred.length; i++) {
+        const entry = replies[i];
+        if (entry instanceof Error) deferred[i].reject(entry);
+        else deferred[i].resolve(entry);
+      }
+    },
+    (error: unknown) => {
+      for (const d of deferred) d.reject(error);
+    },
+  );
 }
 
 function flush(batch: Batch): void {
   open.delete(batch.connection);
+  if (batch.deferred) sendDeferred(batch);
   batch.stream.uncork();
 }
 
@@ -74,6 +170,7 @@ function flush(batch: Batch): void {
  * write has come in (what remains queued is this batch's own commands), or after MAX_HOLD_TURNS turns.
  */
 function flushWhenAnswered(batch: Batch): void {
+  // The deferred calls are not in the queue yet: what it holds beyond this batch's commands is the previous write's.
   const previousUnanswered = (batch.connection.commandQueue?.length ?? 0) - batch.commands;
   if (previousUnanswered <= 0 || ++batch.turns >= MAX_HOLD_TURNS || !batch.stream.writable) flush(batch);
   else setImmediate(flushWhenAnswered, batch);

@@ -69,6 +69,8 @@ export interface AcquireCommand {
   readonly name: string;
   applies(request: AcquireRequest): boolean;
   send(master: Master, request: AcquireRequest): Promise<unknown>;
+  /** True when `send` batches its call with others of the loop turn (lib/backend/write-batcher.ts). */
+  readonly batched?: boolean;
   isGranted(reply: unknown): boolean;
   /** With fencing: the highest counter a granting master reported (0 when none). */
   highestCounter?(reply: unknown): number;

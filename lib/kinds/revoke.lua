@@ -12,7 +12,7 @@
 -- Returns: {holders removed, the exclusive release's reply (0, 1 deleted, 2 handed on)}
 --#include names
 --#include handoff-keys
-local announce, channel, reserve = ARGV[2], ARGV[3], ARGV[4]
+local lockValue, announce, channel, reserve = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 --#include claimant
 --#include hand-over
 local function release()

@@ -24,6 +24,8 @@ export interface HandoffScripts {
   quorumLockTicketWithdraw: Call;
   quorumLockHandoffRelease: Call;
   quorumLockPlainRelease(key: string, value: string, reserveOrSilent: string): Promise<number>;
+  /** Plain acquires and releases of one loop turn as one call (plain-batch.lua). */
+  quorumLockPlainBatch: Call<unknown[]>;
 }
 
 /** The read-write lock's scripts (lib/kinds/read-write/*.lua). */

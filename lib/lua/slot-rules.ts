@@ -65,5 +65,7 @@ export const SLOT_RULES: { readonly [name in ScriptName]: SlotRule } = {
   ticketWithdraw: { merge: 'one-slot' },
   handoffRelease: { merge: 'one-slot' },
   plainRelease: { merge: 'one-slot' },
+  // Plain masters only (no cluster node batches: lib/backend/write-batcher.ts).
+  plainBatch: { merge: 'one-slot' },
   revoke: { merge: 'one-slot' },
 };

@@ -21,7 +21,8 @@ export interface VoteRound {
 /**
  * Sends `send(master)` to all masters in parallel and counts the votes. It decides as soon as a quorum
  * for, or a blocking minority against, is known, without waiting for a hung master. One timer bounds
- * the whole round: masters that have not answered within `timeoutMs` count as timeouts.
+ * the whole round: masters that have not answered within `timeoutMs` count as timeouts. `batched`:
+ * `send` joins the loop turn's batch on the connection itself (lib/backend/write-batcher.ts).
  */
 export function voteRound(
   masters: readonly Master[],
@@ -30,6 +31,7 @@ export function voteRound(
   send: (master: Master) => Promise<unknown>,
   isGranted: (reply: unknown) => boolean,
   trusts?: TrustCheck,
+  batched = false,
 ): VoteRound {
   const n = masters.length;
   const outcomes: (MasterOutcome | undefined)[] = new Array(n).fill(undefined);
@@ -83,7 +85,8 @@ export function voteRound(
     }
     let reply: Promise<unknown>;
     try {
-      coalesceWrites(master);
+      // A batched call joins the connection's batch itself; any other command is written in call order after it.
+      if (!batched) coalesceWrites(master);
       reply = send(master);
     } catch (error) {
       reply = Promise.reject(error);

@@ -79,6 +79,8 @@ export class AttemptBudget {
   readonly deadline: number;
   #ticket: Ticket | undefined;
   #started = false;
+  /** The deadline timer of `bound` fired (see there). */
+  #expired = false;
   /** The rank on the masters at the last refusal behind other tickets (see `behind`). */
   #rank: number | undefined;
 
@@ -216,7 +218,14 @@ export class AttemptBudget {
       };
       watch(closing, stop);
       if (signal) watch(signal, stop);
-      if (left !== Infinity) timer = setTimeout(() => (end(), resolve(OUT_OF_TIME)), Math.max(0, left));
+      const expire = (): void => {
+        // A timer can fire up to a millisecond before the monotonic deadline (it counts whole ms):
+        // the budget is out of time from here all the same, and its error names acquireTimeout.
+        this.#expired = true;
+        end();
+        resolve(OUT_OF_TIME);
+      };
+      if (left !== Infinity) timer = setTimeout(expire, Math.max(0, left));
       work.then(
         (value) => (end(), resolve(value)),
         (error: unknown) => (end(), reject(error)),
@@ -237,7 +246,7 @@ export class AttemptBudget {
 
   /** True when `acquireTimeout` has run out. */
   get outOfTime(): boolean {
-    return this.deadline - now() <= 0;
+    return this.#expired || this.deadline - now() <= 0;
   }
 
   /** True when no further attempt may be made: attempts, time or signals are used up. */

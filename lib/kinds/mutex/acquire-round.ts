@@ -1,6 +1,7 @@
 import { now } from '../../util/clock.js';
 import { issueFencingToken } from '../fencing.js';
 import { ticketed } from './handoff.js';
+import { isSet, plainAcquire } from './plain-batch.js';
 import type { AcquireCommand, AcquireRequest, RoundContext, RoundResult } from '../acquire-request.js';
 import { voteRound, type VoteRound } from '../../quorum/vote-round.js';
 
@@ -23,12 +24,13 @@ const fenced: AcquireCommand = {
   highestCounter: (reply) => (typeof reply === 'number' ? Math.max(0, reply) : 0),
 };
 
-/** One key: a plain `SET NX PX`, no script needed. */
+/** One key: a plain `SET NX PX`, no script needed (on a plain master, batched with the loop turn's). */
 const single: AcquireCommand = {
   name: 'single',
   applies: (r) => r.keys.length === 1,
-  send: (m, r) => m.client.set(r.keys[0], r.value, 'PX', String(r.ttl), 'NX'),
-  isGranted: (reply) => reply === 'OK',
+  send: (m, r) => plainAcquire(m, r.keys[0], r.value, String(r.ttl)),
+  batched: true,
+  isGranted: isSet,
 };
 
 /** Several keys: one script takes all of them or none on each master. */
@@ -71,6 +73,7 @@ export function startAcquireRound(context: RoundContext, request: AcquireRequest
     (m) => command.send(m, request),
     command.isGranted,
     context.trusts,
+    command.batched,
   );
   const result = (async (): Promise<RoundResult> => {
     if (!(await round.decided)) return { outcome: 'votes', round, start };

@@ -5,7 +5,7 @@
 -- Returns: 2 when it handed the key on, 1 when it deleted it, 0 when the key did not hold the value.
 --#include names
 --#include handoff-keys
-local announce, channel, reserve = ARGV[2], ARGV[3], ARGV[4]
+local lockValue, announce, channel, reserve = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 --#include claimant
 --#include hand-over
 --#include release-or-hand-over

@@ -6,6 +6,8 @@ import { announceFlagFor, releaseChannelFor } from '../channels.js';
 import type { HandoffScripts } from '../../lua/scripts.js';
 import { LUA_NAMES } from '../../lua/scripts.generated.js';
 import { voteRound } from '../../quorum/vote-round.js';
+import { coalesceWrites } from '../../backend/write-batcher.js';
+import { batchesOn, plainRelease } from './plain-batch.js';
 
 /**
  * Handoff between instances (docs/handoff.md). Waiters for a single-key exclusive lock that were
@@ -122,7 +124,8 @@ export function claimWaitOf(replies: readonly unknown[], quorum: number): number
  */
 export function handoffRelease(master: Master, key: string, value: string, reserve: string): Promise<number> {
   const client = handoffClient(master);
-  if (namesCompanionsOnMaster(master)) return client.quorumLockPlainRelease(key, value, reserve);
+  if (batchesOn(master)) return plainRelease(master, key, value, reserve);
+  coalesceWrites(master);
   const keys = handoffKeysOf(key, master);
   return client.quorumLockHandoffRelease(
     keys.length,
@@ -132,11 +135,6 @@ export function handoffRelease(master: Master, key: string, value: string, reser
     releaseChannelFor(master, key),
     reserve,
   );
-}
-
-/** True when the plain release script (plain-release.lua) can name the key's companions on `master`. */
-function namesCompanionsOnMaster(master: Master): boolean {
-  return !master.cluster && !master.client.options?.keyPrefix;
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { Master } from '../../backend/master.js';
 import { RedlockError } from '../../errors/redlock.error.js';
 import { ownerOfValue } from '../../options/owner.js';
 import type { Lock } from '../../lock/lock.js';
@@ -33,7 +34,8 @@ function releaseKeys(
     // One key: the release hands it to the first queued waiter, if any (docs/handoff.md).
     const key = keys[0];
     const reserve = announce ? String(Math.max(1, Math.ceil(timeout))) : '0';
-    return voteRound(masters, quorum.quorum, timeout, (m) => handoffRelease(m, key, value, reserve), accept);
+    const release = (m: Master): Promise<number> => handoffRelease(m, key, value, reserve);
+    return voteRound(masters, quorum.quorum, timeout, release, accept, undefined, true);
   }
   return voteRound(
     masters,

@@ -7,11 +7,6 @@
 -- ARGV: value, reservation ms ('0': silent, no handover, no message)
 -- Returns: 2 when it handed the key on, 1 when it deleted it, 0 when the key did not hold the value.
 --#include names
-local queueKey, leaseKey, claimKey = KEYS[1] .. ':handoff:queue', KEYS[1] .. ':handoff:lease', KEYS[1] .. ':handoff:claim'
-local reserve = ARGV[2]
-local announce = reserve == '0' and '0' or '1'
-local channel = RELEASE_PREFIX .. KEYS[1]
---#include claimant
---#include hand-over
---#include release-or-hand-over
+--#include plain-release-key
+return releaseKey(KEYS[1], ARGV[1], ARGV[2])
 

@@ -2,12 +2,13 @@
 -- ticket gets its value for its TTL and leaves the queue; any other gets a reservation for `res`
 -- ms. Publishes `head .. '\n' .. ticket id` (and, for a direct handover, `'\n' .. the master's
 -- time`, ms) with `pub` on the handover channel of the ticket's instance (from the release channel
--- `ch`). Needs: names, claimant, queueKey, leaseKey, claimKey.
+-- `ch`). Needs: names, claimant, lockKey, queueKey, leaseKey,
+-- claimKey.
 local function hand(first, res, now, pub, ch, head)
   local id, ttl, v = string.match(first, '^(%S+) (%d+) (%S+)$')
   local tail = first
   if v then
-    redis.call('set', KEYS[1], v, 'PX', ttl)
+    redis.call('set', lockKey, v, 'PX', ttl)
     redis.call('zrem', queueKey, first)
     redis.call('zrem', leaseKey, first)
     local w = tonumber(redis.call('hget', claimKey, 'w' .. first))
@@ -20,7 +21,7 @@ local function hand(first, res, now, pub, ch, head)
     tail = id .. '\n' .. now
   else
     id = first
-    redis.call('set', KEYS[1], RESERVED_PREFIX .. first, 'PX', res)
+    redis.call('set', lockKey, RESERVED_PREFIX .. first, 'PX', res)
   end
   local channel = HANDOVER_PREFIX .. string.sub(id, 1, INSTANCE_TAG_LENGTH) .. ':' .. string.sub(ch, #RELEASE_PREFIX + 1)
   redis.call(pub, channel, head .. '\n' .. tail)
