@@ -69,7 +69,7 @@ describe('plain calls of one loop turn batched per master (3 masters)', () => {
     const held = `lock:${resourceName('oom-held')}`;
     const fresh = `lock:${resourceName('oom-fresh')}`;
     await client.set(held, 'v0');
-    const policy = (await client.config('GET', 'maxmemory-policy'));
+    const policy = await client.config('GET', 'maxmemory-policy');
     const used = Number(/used_memory:(\d+)/.exec(await client.info('memory'))![1]);
     await client.config('SET', 'maxmemory-policy', 'noeviction');
     await client.config('SET', 'maxmemory', String(Math.max(1, used - 100_000)));
