@@ -292,11 +292,14 @@ export function analyseHistory(events: readonly MasterEvent[], masterCount: numb
     return !(pendingEvictions.get(`${m} ${key}`) ?? []).some((x) => x.t >= r.from && x.t <= t + 250);
   };
   const pendingRemovals: { r: Omit<Removal, 'heldOnBefore'> }[] = [];
+  /** The holding that last ended on each master's key (`m key`). */
+  const lastClosed = new Map<string, Holding>();
 
   const close = (m: number, key: string, t: number, end: EndCause) => {
     const cur = state[m].get(key);
     if (!cur) return undefined;
     state[m].delete(key);
+    lastClosed.set(`${m} ${key}`, cur.h);
     if (cur.expiresAt <= t + TOLERANCE_MS && end !== 'expired') {
       cur.h.to = cur.expiresAt;
       cur.h.end = 'expired';
@@ -354,6 +357,35 @@ export function analyseHistory(events: readonly MasterEvent[], masterCount: numb
     state[e.m].set(key, next);
     byValue.set(nx.value, [...(byValue.get(nx.value) ?? []), h]);
     return next.expiresAt > e.t ? next : undefined;
+  };
+  /**
+   * A script acting for a value on a key the model has free: if a SET NX of that value was taken as
+   * refused because the key's last holder was still live in the model, and that holder ended by an
+   * eviction notice since, the eviction came first on the master (it runs before the command that
+   * needs the memory; the notice is stamped when the harness reads it) and the SET NX found the key
+   * free. Scripts compare before they act, so the script proves it. Returns the corrected state.
+   */
+  const provenNxAfterNotice = (e: MasterEvent & { kind: 'cmd' }, key: string) => {
+    const prev = lastClosed.get(`${e.m} ${key}`);
+    if (!prev || prev.end !== 'evicted') return undefined;
+    const nx = (refusedNx.get(`${e.m} ${key}`) ?? []).findLast(
+      (r) => r.t >= prev.from && r.t <= prev.to && carries(e, r.value),
+    );
+    if (!nx || nx.t + nx.px <= e.t + TOLERANCE_MS) return undefined;
+    // A reservation written since then found the key free: the SET NX did not hold it.
+    const r = reserved[e.m].get(key);
+    if (r && r.from >= nx.t) return undefined;
+    const removal = pendingRemovals.find(
+      (p) =>
+        p.r.m === e.m && p.r.key === key && p.r.value === prev.value && p.r.cause === 'evicted' && p.r.t === prev.to,
+    );
+    if (removal) removal.r.t = nx.t;
+    prev.to = nx.t;
+    const h: Holding = { key, value: nx.value, m: e.m, from: nx.t, to: Infinity, end: 'open', renewals: [] };
+    const next = { h, expiresAt: nx.t + nx.px };
+    state[e.m].set(key, next);
+    byValue.set(nx.value, [...(byValue.get(nx.value) ?? []), h]);
+    return next;
   };
   const evictEarly = (m: number, key: string, t: number) => {
     const next = pendingEvictions.get(`${m} ${key}`)?.find((x) => !consumed.has(x) && x.t >= t && x.t <= t + 250);
@@ -446,6 +478,7 @@ export function analyseHistory(events: readonly MasterEvent[], masterCount: numb
       const [key, ms] = rest;
       let cur = live(e.m, key, e.t);
       if (cur && e.lua && !carries(e, cur.h.value)) cur = provenNx(e, key, cur);
+      else if (!cur && e.lua) cur = provenNxAfterNotice(e, key);
       if (!cur) continue;
       if (e.sv !== undefined && !carries(e, cur.h.value)) foreign(e, key, cur.h.value, 'pexpire');
       cur.expiresAt = e.t + Number(ms);
@@ -455,6 +488,7 @@ export function analyseHistory(events: readonly MasterEvent[], masterCount: numb
         reserved[e.m].delete(key);
         let cur = live(e.m, key, e.t);
         if (cur && e.lua && !carries(e, cur.h.value)) cur = provenNx(e, key, cur);
+        else if (!cur && e.lua) cur = provenNxAfterNotice(e, key);
         if (!cur) continue;
         const other = e.lua && e.sv !== undefined && !carries(e, cur.h.value);
         if (other) foreign(e, key, cur.h.value, 'del');

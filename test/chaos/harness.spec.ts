@@ -355,3 +355,84 @@ describe('evictions as the masters record them (notices come late, by pub/sub)',
     expect(foreign(events.filter((e) => e.kind !== 'evicted'))).toBe(1);
   });
 });
+
+describe('a SET NX the history takes as refused although an eviction had freed the key (the notice came after it)', () => {
+  const key = 'lock:u5:cold:1';
+  const section: SectionRecord = {
+    id: 'c2:1',
+    phase: 'u5',
+    client: 'c2',
+    via: 'using',
+    resource: 'u5:cold:1',
+    hot: false,
+    value: 'b',
+    fenced: false,
+    requestedAt: 1_004,
+    start: 1_010,
+    end: 1_020,
+    extensions: [],
+    deadline: 1_900,
+    stoppedEarly: false,
+    checkedAt: 1_015,
+    abortedAtCheck: false,
+    commit: 'skipped',
+    pausedBeforeWrite: false,
+    outcome: 'ok',
+    settledAt: 1_030,
+  };
+  const cmd = (t: number, m: number, args: string[], sv?: string): MasterEvent =>
+    sv === undefined ? { t, m, kind: 'cmd', args, lua: false } : { t, m, kind: 'cmd', args, lua: true, sv };
+  // A failed attempt's value `a` holds the key on m1–m3; m1 evicts it, then runs `b`'s SET NX, which
+  // finds the key free. MONITOR stamps the SET; the eviction notice is stamped when the harness reads
+  // it, after the SET. `b` holds m1, m4 and m5: a bare quorum.
+  const base: MasterEvent[] = [
+    ...[0, 1, 2].map((m) => cmd(1_000, m, ['set', key, 'a', 'PX', '1000'], 'a')),
+    ...[0, 1, 2, 3, 4].map((m) => cmd(1_005, m, ['set', key, 'b', 'PX', '1000', 'NX'])),
+    ...[1, 2].map((m) => cmd(1_012, m, ['del', key], 'a')),
+  ];
+  const evictedAfterTheSet: MasterEvent = { t: 1_006, m: 0, kind: 'evicted', key };
+  // `b`'s release: a script that deletes only a key holding `b`, so its DEL on m1 proves the SET NX there.
+  const release = (masters: number[]) => masters.map((m) => cmd(1_025, m, ['del', key], 'b'));
+  const check = (events: MasterEvent[]) =>
+    checkPhase({
+      phase: 'u5',
+      spec: { id: 'u5', fault: 'evicting-master', guard: true, fencing: true, seconds: 1, title: 'evicting-master' },
+      sections: [section],
+      failures: [],
+      probes: [],
+      bands: [],
+      pauses: [],
+      keysLeft: [],
+      registerLogs: new Map(),
+      startedAt: 0,
+      endedAt: 5_000,
+      masterEvents: events,
+      clientCycles: { c2: 1 },
+      stalls: [],
+      bound: 2_000,
+      runFrom: 0,
+      runTo: 5_000,
+      cycles: 1,
+      masterCount: 5,
+      ttl: 1_000,
+      commandTimeout: 200,
+    });
+
+  it("counts that master's vote when the value's own script later acted on the key there", () => {
+    const c = check([...base, evictedAfterTheSet, ...release([0, 3, 4])]);
+    expect(c.oracle.noMajority).toBe(0);
+    expect(c.oracle.foreignWrites).toBe(0);
+    expect(c.problems.map((p) => p.check)).toEqual([]);
+  });
+
+  it('still fails the grant when no script of the value proves the SET NX on the evicting master', () => {
+    const c = check([...base, evictedAfterTheSet, ...release([3, 4])]);
+    expect(c.problems.map((p) => p.check)).toContain('grant without a majority');
+  });
+
+  it('still fails the grant when no eviction freed the key (the script then deletes a key holding another value)', () => {
+    const problems = check([...base, ...release([0, 3, 4])]).problems.map((p) => p.check);
+    expect(problems).toContain('grant without a majority');
+    expect(problems).toContain("release or extend of another holder's key");
+  });
+});
