@@ -15,7 +15,14 @@
  * (deleted or evicted), or the restart guard was off and a master holding it was wiped. Everything
  * else fails the run, as do the other checks listed in `PhaseCheck.problems`.
  */
-import { analyseHistory, mastersHolding, mastersRenewing, type HistoryAnalysis, type Holding } from './history.js';
+import {
+  analyseHistory,
+  mastersHolding,
+  mastersRenewing,
+  NOTICE_LATENESS_MS,
+  type HistoryAnalysis,
+  type Holding,
+} from './history.js';
 import { longestUnstalledMs, unstalledMs } from './loop-lag.js';
 import type { PhaseResult } from './phase.js';
 import type { ClientPause, FaultBand, SectionRecord } from './types.js';
@@ -170,6 +177,13 @@ export interface PhaseCheck {
     noMajority: number;
     /** Of the others, sections short of a quorum in the history only by masters killed -9 during the attempt (their last MONITOR lines are lost): not counted as failures. */
     noMajorityUnverifiable: number;
+    /**
+     * Sections short of a quorum only by SET NX votes the replay refused because the key held a value
+     * that an eviction notice, stamped after that SET NX and at most the notice lateness after the
+     * grant, ended: the eviction may have come first (notices arrive late) and the SET NX found the
+     * key free. Not counted as failures.
+     */
+    noMajorityEvicted: number;
     /** Sections that began after their bound (the library handed out a lock already expired). */
     grantedAfterWindow: number;
     /** Sections that passed their signal check after their bound: explained by a pause/stall of that client, or not. */
@@ -273,6 +287,7 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
   let unconfirmed = 0;
   let noMajority = 0;
   let noMajorityUnverifiable = 0;
+  let noMajorityEvicted = 0;
   // Spans in which a master's commands may be missing from the history: from just before it was
   // killed (its last output dies with it) until the MONITOR connection to the restarted server answered.
   const unrecorded: { m: number; from: number; to: number }[] = [];
@@ -318,7 +333,24 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
       // ever leaving it (the kill drops the unsent output), and a restarted one runs commands before
       // the MONITOR connection is back: such a vote can be neither shown nor ruled out.
       const silenced = unrecorded.filter((g) => !holding.has(g.m) && g.from <= s.start + 5 && g.to >= s.requestedAt);
-      if (holding.size + new Set(silenced.map((g) => g.m)).size >= quorum) noMajorityUnverifiable++;
+      // An evicting master runs the eviction before the command that needs the memory, and its notice
+      // comes by pub/sub, stamped on receipt: a SET NX that found the key free there can look refused
+      // by a holder whose notice came after it. Its own key may be evicted in turn before any script of
+      // its value proves it (history.ts), so such a vote can be neither shown nor ruled out either.
+      const hidden = history.refusedNx.filter(
+        (r) =>
+          r.value === s.value &&
+          r.key === keyOf(s) &&
+          !holding.has(r.m) &&
+          r.t >= s.requestedAt - 5 &&
+          r.t <= s.start + 5 &&
+          r.heldBy?.end === 'evicted' &&
+          r.heldBy.to >= r.t &&
+          r.heldBy.to <= s.start + NOTICE_LATENESS_MS,
+      );
+      const killedVotes = new Set(silenced.map((g) => g.m)).size;
+      if (holding.size + killedVotes >= quorum) noMajorityUnverifiable++;
+      else if (holding.size + killedVotes + new Set(hidden.map((r) => r.m)).size >= quorum) noMajorityEvicted++;
       else noMajority++;
     }
     // The most the holder can be entitled to: TTL − drift from the write that completed its majority.
@@ -996,6 +1028,7 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
       unconfirmed,
       noMajority,
       noMajorityUnverifiable,
+      noMajorityEvicted,
       grantedAfterWindow,
       checkAfterWindow,
       unconfirmedExtensions,

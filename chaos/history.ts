@@ -254,9 +254,21 @@ export interface Removal {
   heldOnBefore: number;
 }
 
+/** A client's SET NX the replay takes as refused: the key held another value (or a reservation) there. */
+export interface RefusedSetNx {
+  t: number;
+  m: number;
+  key: string;
+  value: string;
+  /** The holding that refused it (none for a reservation). */
+  heldBy?: Holding;
+}
+
 export interface HistoryAnalysis {
   /** First time any master executed a command carrying the value. */
   firstSeen: Map<string, number>;
+  /** Every SET NX taken as refused. One whose refusing holder an eviction notice ended after it may have succeeded. */
+  refusedNx: RefusedSetNx[];
   /** All holdings, by value. */
   byValue: Map<string, Holding[]>;
   removals: Removal[];
@@ -275,6 +287,16 @@ export interface HistoryAnalysis {
 
 const TOLERANCE_MS = 2; // a key whose PX ran out within this much is treated as gone (Redis's own expiry granularity)
 
+/** How late an eviction notice (pub/sub, stamped on receipt) may come after the eviction, ms. */
+export const NOTICE_LATENESS_MS = 250;
+
+/**
+ * How far a notice's stamp may fall before the write whose key it evicted, ms: the write is stamped by
+ * the master (MONITOR), the notice by the harness when it reads it, and the two clocks meet to about
+ * a millisecond.
+ */
+const NOTICE_CLOCK_SLACK_MS = 2;
+
 /** Replays the recorded history (see MasterHistory) into holdings per value and master. */
 export function analyseHistory(events: readonly MasterEvent[], masterCount: number): HistoryAnalysis {
   const sorted = [...events].sort((a, b) => a.t - b.t);
@@ -289,7 +311,7 @@ export function analyseHistory(events: readonly MasterEvent[], masterCount: numb
   const isReserved = (m: number, key: string, t: number) => {
     const r = reserved[m].get(key);
     if (!r || r.until <= t + TOLERANCE_MS) return false;
-    return !(pendingEvictions.get(`${m} ${key}`) ?? []).some((x) => x.t >= r.from && x.t <= t + 250);
+    return !(pendingEvictions.get(`${m} ${key}`) ?? []).some((x) => x.t >= r.from && x.t <= t + NOTICE_LATENESS_MS);
   };
   const pendingRemovals: { r: Omit<Removal, 'heldOnBefore'> }[] = [];
   /** The holding that last ended on each master's key (`m key`). */
@@ -333,6 +355,7 @@ export function analyseHistory(events: readonly MasterEvent[], masterCount: numb
       pendingEvictions.set(`${e.m} ${e.key}`, [...(pendingEvictions.get(`${e.m} ${e.key}`) ?? []), e]);
   const consumed = new Set<MasterEvent>();
   const refusedNx = new Map<string, { t: number; value: string; px: number }[]>();
+  const refusals: RefusedSetNx[] = [];
   /**
    * A script acting for a value the model has not on this key (scripts compare before they act, so
    * the key held that value): if a SET NX of that value was taken as refused, and the key was evicted
@@ -346,7 +369,9 @@ export function analyseHistory(events: readonly MasterEvent[], masterCount: numb
     if (!nx) return cur;
     // The eviction is proven by a notice for this key since the kept holder's write (its notice may
     // have been taken early by another write: notices carry no value).
-    const notices = (pendingEvictions.get(`${e.m} ${key}`) ?? []).filter((x) => x.t >= cur.h.from && x.t <= e.t + 250);
+    const notices = (pendingEvictions.get(`${e.m} ${key}`) ?? []).filter(
+      (x) => x.t >= cur.h.from - NOTICE_CLOCK_SLACK_MS && x.t <= e.t + NOTICE_LATENESS_MS,
+    );
     if (notices.length === 0) return cur;
     const unused = notices.find((x) => !consumed.has(x));
     if (unused) consumed.add(unused);
@@ -388,7 +413,9 @@ export function analyseHistory(events: readonly MasterEvent[], masterCount: numb
     return next;
   };
   const evictEarly = (m: number, key: string, t: number) => {
-    const next = pendingEvictions.get(`${m} ${key}`)?.find((x) => !consumed.has(x) && x.t >= t && x.t <= t + 250);
+    const next = pendingEvictions
+      .get(`${m} ${key}`)
+      ?.find((x) => !consumed.has(x) && x.t >= t && x.t <= t + NOTICE_LATENESS_MS);
     if (!next) return;
     consumed.add(next);
     const h = close(m, key, t, 'evicted');
@@ -449,6 +476,7 @@ export function analyseHistory(events: readonly MasterEvent[], masterCount: numb
       }
       if (nx && (cur || isReserved(e.m, key, e.t))) {
         refusedNx.set(`${e.m} ${key}`, [...(refusedNx.get(`${e.m} ${key}`) ?? []), { t: e.t, value, px }]);
+        refusals.push({ t: e.t, m: e.m, key, value, heldBy: cur?.h });
         continue; // SET NX refused: the key is held (or reserved for a waiter)
       }
       if (value.startsWith(RESERVED_PREFIX)) reserved[e.m].set(key, { from: e.t, until: e.t + px });
@@ -513,7 +541,7 @@ export function analyseHistory(events: readonly MasterEvent[], masterCount: numb
     holders.add(r.m);
     removals.push({ ...r, heldOnBefore: holders.size });
   }
-  return { firstSeen, byValue, removals, foreignWrites };
+  return { firstSeen, refusedNx: refusals, byValue, removals, foreignWrites };
 }
 
 /** Distinct masters on which `value` held `key` at some time within [from, to]. */

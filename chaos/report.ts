@@ -408,6 +408,10 @@ export function renderReport(rows: Row[], clock: ClockCheck, info: RunInfo, svgN
       L.push(
         `- Grants the history cannot verify: ${c.oracle.noMajorityUnverifiable} section(s) short of a quorum in the masters' history only by masters killed -9 while the attempt ran (their last MONITOR lines die with them); not counted as grants without a majority.`,
       );
+    if (c.oracle.noMajorityEvicted)
+      L.push(
+        `- Grants the history cannot verify under eviction: ${c.oracle.noMajorityEvicted} section(s) short of a quorum in the masters' history only by SET NX votes taken as refused on a master whose previous holder an eviction notice, stamped after that SET NX, ended (the eviction runs before the command that needs the memory; its notice comes late): not counted as grants without a majority.`,
+      );
     const hs = r.harnessStalls ?? [];
     const clientStalls = r.stalls ?? [];
     L.push(

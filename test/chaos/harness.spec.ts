@@ -354,6 +354,19 @@ describe('evictions as the masters record them (notices come late, by pub/sub)',
     expect(foreign(events)).toBe(0);
     expect(foreign(events.filter((e) => e.kind !== 'evicted'))).toBe(1);
   });
+
+  it("takes a notice stamped just before the write it followed as that write's eviction (two clocks meet there)", () => {
+    // The SET is stamped by the master, the notice by the harness on receipt: within a millisecond
+    // they can land in either order.
+    const events = (noticeAt: number) => [
+      set(500, 'p', true),
+      evicted(noticeAt),
+      set(1_100, 'c', false),
+      del(1_120, 'c'),
+    ];
+    expect(foreign(events(499.5))).toBe(0);
+    expect(foreign(events(480))).toBe(1);
+  });
 });
 
 describe('a SET NX the history takes as refused although an eviction had freed the key (the notice came after it)', () => {
@@ -425,8 +438,22 @@ describe('a SET NX the history takes as refused although an eviction had freed t
     expect(c.problems.map((p) => p.check)).toEqual([]);
   });
 
-  it('still fails the grant when no script of the value proves the SET NX on the evicting master', () => {
-    const c = check([...base, evictedAfterTheSet, ...release([3, 4])]);
+  it('still fails the grant when the refusing holder was never evicted there', () => {
+    const c = check([...base, ...release([3, 4])]);
+    expect(c.problems.map((p) => p.check)).toContain('grant without a majority');
+  });
+
+  it("is unverifiable, not failed, when the evicting master's refusal came from a holder an eviction notice ended after the SET NX", () => {
+    // `a` was evicted on m1 before `b`'s SET NX there (the replay still holds `a`), and `b`'s key was
+    // evicted in turn after the grant: no script of `b` ever acts on m1 to prove the vote.
+    const c = check([...base, { t: 1_011, m: 0, kind: 'evicted', key }, ...release([3, 4])]);
+    expect(c.oracle.noMajority).toBe(0);
+    expect(c.oracle.noMajorityEvicted).toBe(1);
+    expect(c.problems.map((p) => p.check)).not.toContain('grant without a majority');
+  });
+
+  it('still fails the grant when the eviction notice came long after it', () => {
+    const c = check([...base, { t: 1_600, m: 0, kind: 'evicted', key }, ...release([3, 4])]);
     expect(c.problems.map((p) => p.check)).toContain('grant without a majority');
   });
 
