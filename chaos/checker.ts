@@ -10,9 +10,10 @@
  * drift only if a quorum of masters renewed the value after that stamp. Mutual exclusion is violated
  * when two holders' windows on one resource overlap while both were running.
  *
- * A violation is excused ("beyond tolerance") only by a cause the history shows: the first holder's
+ * A violation is excused ("beyond tolerance") only by a cause the history shows: one holder's
  * value held the key on exactly a bare quorum and the fault removed it from one of those masters
- * (deleted or evicted), or the restart guard was off and a master holding it was wiped. Everything
+ * (deleted or evicted) before the other's section began, or the restart guard was off and a master
+ * holding it was wiped. Everything
  * else fails the run, as do the other checks listed in `PhaseCheck.problems`.
  */
 import {
@@ -418,7 +419,11 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
   }
   const oracleEnd = (s: SectionRecord) => Math.min(s.end, bounds.get(s.id)!);
 
-  /** The documented cause of a second holder, if the masters' history shows one. */
+  /**
+   * The documented cause of a second holder, if the masters' history shows one: `a`'s value lost a key
+   * by the fault before `s` began. Called both ways: the holder whose key went may be the one whose
+   * section began later (a fenced grant begins after its fencing round, an unfenced one at once).
+   */
   const causeOf = (a: SectionRecord, s: SectionRecord): string | undefined => {
     const from = history.firstSeen.get(a.value) ?? a.requestedAt;
     for (const r of history.removals) {
@@ -446,7 +451,7 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
         const aEnd = oracleEnd(a);
         const sEnd = oracleEnd(s);
         if (aEnd > s.start && sEnd > s.start) {
-          const cause = causeOf(a, s);
+          const cause = causeOf(a, s) ?? causeOf(s, a);
           violations.push({
             resource,
             first: { id: a.id, start: a.start, windowEnd: aEnd, token: a.fencingToken },

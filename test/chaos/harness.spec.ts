@@ -463,3 +463,75 @@ describe('a SET NX the history takes as refused although an eviction had freed t
     expect(problems).toContain("release or extend of another holder's key");
   });
 });
+
+describe('two grants under an eviction when the holder that lost its key began its section later', () => {
+  const key = 'lock:u6:cold:1';
+  const section = (id: string, value: string, requestedAt: number, start: number, end: number): SectionRecord => ({
+    id,
+    phase: 'u6',
+    client: id.split(':')[0],
+    via: 'using',
+    resource: 'u6:cold:1',
+    hot: false,
+    value,
+    fenced: false,
+    requestedAt,
+    start,
+    end,
+    extensions: [],
+    deadline: start + 900,
+    stoppedEarly: false,
+    checkedAt: start + 1,
+    abortedAtCheck: false,
+    commit: 'skipped',
+    pausedBeforeWrite: false,
+    outcome: 'ok',
+    settledAt: end + 5,
+  });
+  const cmd = (t: number, m: number, args: string[], sv?: string): MasterEvent =>
+    sv === undefined ? { t, m, kind: 'cmd', args, lua: false } : { t, m, kind: 'cmd', args, lua: true, sv };
+  // `x` (fenced: its section begins after the fencing round) takes m1, m3 and m5, a bare quorum; m1
+  // evicts its key and `y`'s plain SET NX takes m1, m2 and m4. `y` begins first, `x` after its token.
+  const events = (evicted: boolean): MasterEvent[] => [
+    ...[0, 2, 4].map((m) => cmd(1_000 + m / 2, m, ['set', key, 'x', 'PX', '1000'], 'x')),
+    ...[0, 1, 2, 3, 4].map((m) => cmd(1_003 + m / 4, m, ['set', key, 'y', 'PX', '1000', 'NX'])),
+    ...(evicted ? [{ t: 1_006, m: 0, kind: 'evicted' as const, key }] : []),
+    ...[2, 4].map((m) => cmd(1_030, m, ['del', key], 'x')),
+    ...[1, 3].map((m) => cmd(1_030, m, ['del', key], 'y')),
+  ];
+  const check = (masterEvents: MasterEvent[]) =>
+    checkPhase({
+      phase: 'u6',
+      spec: { id: 'u6', fault: 'evicting-master', guard: true, fencing: true, seconds: 1, title: 'evicting-master' },
+      sections: [section('c1:1', 'x', 990, 1_015, 1_025), section('c2:1', 'y', 1_002, 1_010, 1_020)],
+      failures: [],
+      probes: [],
+      bands: [],
+      pauses: [],
+      keysLeft: [],
+      registerLogs: new Map(),
+      startedAt: 0,
+      endedAt: 5_000,
+      masterEvents,
+      clientCycles: { c1: 1, c2: 1 },
+      stalls: [],
+      bound: 2_000,
+      runFrom: 0,
+      runTo: 5_000,
+      cycles: 2,
+      masterCount: 5,
+      ttl: 1_000,
+      commandTimeout: 200,
+    });
+
+  it("excuses the overlap by the eviction of the later section's bare quorum before the earlier one's grant", () => {
+    const c = check(events(true));
+    expect(c.violations).toHaveLength(1);
+    expect(c.violations[0].cause).toMatch(/c1:1 held the key on exactly 3 of 5 masters .* m1 lost it \(evicted\)/);
+    expect(c.problems.map((p) => p.check)).toEqual([]);
+  });
+
+  it('fails the run when no eviction shows', () => {
+    expect(check(events(false)).problems.map((p) => p.check)).toContain('mutual exclusion');
+  });
+});
