@@ -133,7 +133,7 @@ export function renderReport(rows: Row[], clock: ClockCheck, info: RunInfo, svgN
   );
   L.push(
     `- **Mutual-exclusion violations: ${unexpected} unexpected**, and ${expected} excused by a cause the masters' own history shows ` +
-      '(the first holder held the key on exactly a bare quorum and the fault removed it from one of those masters, or the restart guard was off and a master holding it restarted empty). They are listed per phase below.',
+      '(one holder held the key on exactly a bare quorum and the fault removed it from one of those masters before the other began, or the restart guard was off and a master holding it restarted empty). They are listed per phase below.',
   );
   const minorityInversions = rows.reduce((a, r) => a + r.check.fencing.unexpectedInversions, 0);
   L.push(
