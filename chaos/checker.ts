@@ -10,12 +10,20 @@
  * drift only if a quorum of masters renewed the value after that stamp. Mutual exclusion is violated
  * when two holders' windows on one resource overlap while both were running.
  *
- * A violation is excused ("beyond tolerance") only by a cause the history shows: the first holder's
+ * A violation is excused ("beyond tolerance") only by a cause the history shows: one holder's
  * value held the key on exactly a bare quorum and the fault removed it from one of those masters
- * (deleted or evicted), or the restart guard was off and a master holding it was wiped. Everything
+ * (deleted or evicted) before the other's section began, or the restart guard was off and a master
+ * holding it was wiped. Everything
  * else fails the run, as do the other checks listed in `PhaseCheck.problems`.
  */
-import { analyseHistory, mastersHolding, mastersRenewing, type HistoryAnalysis, type Holding } from './history.js';
+import {
+  analyseHistory,
+  mastersHolding,
+  mastersRenewing,
+  NOTICE_LATENESS_MS,
+  type HistoryAnalysis,
+  type Holding,
+} from './history.js';
 import { longestUnstalledMs, unstalledMs } from './loop-lag.js';
 import type { PhaseResult } from './phase.js';
 import type { ClientPause, FaultBand, SectionRecord } from './types.js';
@@ -170,6 +178,13 @@ export interface PhaseCheck {
     noMajority: number;
     /** Of the others, sections short of a quorum in the history only by masters killed -9 during the attempt (their last MONITOR lines are lost): not counted as failures. */
     noMajorityUnverifiable: number;
+    /**
+     * Sections short of a quorum only by SET NX votes the replay refused because the key held a value
+     * that an eviction notice, stamped after that SET NX and at most the notice lateness after the
+     * grant, ended: the eviction may have come first (notices arrive late) and the SET NX found the
+     * key free. Not counted as failures.
+     */
+    noMajorityEvicted: number;
     /** Sections that began after their bound (the library handed out a lock already expired). */
     grantedAfterWindow: number;
     /** Sections that passed their signal check after their bound: explained by a pause/stall of that client, or not. */
@@ -273,6 +288,7 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
   let unconfirmed = 0;
   let noMajority = 0;
   let noMajorityUnverifiable = 0;
+  let noMajorityEvicted = 0;
   // Spans in which a master's commands may be missing from the history: from just before it was
   // killed (its last output dies with it) until the MONITOR connection to the restarted server answered.
   const unrecorded: { m: number; from: number; to: number }[] = [];
@@ -318,7 +334,24 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
       // ever leaving it (the kill drops the unsent output), and a restarted one runs commands before
       // the MONITOR connection is back: such a vote can be neither shown nor ruled out.
       const silenced = unrecorded.filter((g) => !holding.has(g.m) && g.from <= s.start + 5 && g.to >= s.requestedAt);
-      if (holding.size + new Set(silenced.map((g) => g.m)).size >= quorum) noMajorityUnverifiable++;
+      // An evicting master runs the eviction before the command that needs the memory, and its notice
+      // comes by pub/sub, stamped on receipt: a SET NX that found the key free there can look refused
+      // by a holder whose notice came after it. Its own key may be evicted in turn before any script of
+      // its value proves it (history.ts), so such a vote can be neither shown nor ruled out either.
+      const hidden = history.refusedNx.filter(
+        (r) =>
+          r.value === s.value &&
+          r.key === keyOf(s) &&
+          !holding.has(r.m) &&
+          r.t >= s.requestedAt - 5 &&
+          r.t <= s.start + 5 &&
+          r.heldBy?.end === 'evicted' &&
+          r.heldBy.to >= r.t &&
+          r.heldBy.to <= s.start + NOTICE_LATENESS_MS,
+      );
+      const killedVotes = new Set(silenced.map((g) => g.m)).size;
+      if (holding.size + killedVotes >= quorum) noMajorityUnverifiable++;
+      else if (holding.size + killedVotes + new Set(hidden.map((r) => r.m)).size >= quorum) noMajorityEvicted++;
       else noMajority++;
     }
     // The most the holder can be entitled to: TTL − drift from the write that completed its majority.
@@ -386,7 +419,11 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
   }
   const oracleEnd = (s: SectionRecord) => Math.min(s.end, bounds.get(s.id)!);
 
-  /** The documented cause of a second holder, if the masters' history shows one. */
+  /**
+   * The documented cause of a second holder, if the masters' history shows one: `a`'s value lost a key
+   * by the fault before `s` began. Called both ways: the holder whose key went may be the one whose
+   * section began later (a fenced grant begins after its fencing round, an unfenced one at once).
+   */
   const causeOf = (a: SectionRecord, s: SectionRecord): string | undefined => {
     const from = history.firstSeen.get(a.value) ?? a.requestedAt;
     for (const r of history.removals) {
@@ -414,7 +451,7 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
         const aEnd = oracleEnd(a);
         const sEnd = oracleEnd(s);
         if (aEnd > s.start && sEnd > s.start) {
-          const cause = causeOf(a, s);
+          const cause = causeOf(a, s) ?? causeOf(s, a);
           violations.push({
             resource,
             first: { id: a.id, start: a.start, windowEnd: aEnd, token: a.fencingToken },
@@ -996,6 +1033,7 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
       unconfirmed,
       noMajority,
       noMajorityUnverifiable,
+      noMajorityEvicted,
       grantedAfterWindow,
       checkAfterWindow,
       unconfirmedExtensions,

@@ -254,9 +254,21 @@ export interface Removal {
   heldOnBefore: number;
 }
 
+/** A client's SET NX the replay takes as refused: the key held another value (or a reservation) there. */
+export interface RefusedSetNx {
+  t: number;
+  m: number;
+  key: string;
+  value: string;
+  /** The holding that refused it (none for a reservation). */
+  heldBy?: Holding;
+}
+
 export interface HistoryAnalysis {
   /** First time any master executed a command carrying the value. */
   firstSeen: Map<string, number>;
+  /** Every SET NX taken as refused. One whose refusing holder an eviction notice ended after it may have succeeded. */
+  refusedNx: RefusedSetNx[];
   /** All holdings, by value. */
   byValue: Map<string, Holding[]>;
   removals: Removal[];
@@ -275,6 +287,16 @@ export interface HistoryAnalysis {
 
 const TOLERANCE_MS = 2; // a key whose PX ran out within this much is treated as gone (Redis's own expiry granularity)
 
+/** How late an eviction notice (pub/sub, stamped on receipt) may come after the eviction, ms. */
+export const NOTICE_LATENESS_MS = 250;
+
+/**
+ * How far a notice's stamp may fall before the write whose key it evicted, ms: the write is stamped by
+ * the master (MONITOR), the notice by the harness when it reads it, and the two clocks meet to about
+ * a millisecond.
+ */
+const NOTICE_CLOCK_SLACK_MS = 2;
+
 /** Replays the recorded history (see MasterHistory) into holdings per value and master. */
 export function analyseHistory(events: readonly MasterEvent[], masterCount: number): HistoryAnalysis {
   const sorted = [...events].sort((a, b) => a.t - b.t);
@@ -289,14 +311,17 @@ export function analyseHistory(events: readonly MasterEvent[], masterCount: numb
   const isReserved = (m: number, key: string, t: number) => {
     const r = reserved[m].get(key);
     if (!r || r.until <= t + TOLERANCE_MS) return false;
-    return !(pendingEvictions.get(`${m} ${key}`) ?? []).some((x) => x.t >= r.from && x.t <= t + 250);
+    return !(pendingEvictions.get(`${m} ${key}`) ?? []).some((x) => x.t >= r.from && x.t <= t + NOTICE_LATENESS_MS);
   };
   const pendingRemovals: { r: Omit<Removal, 'heldOnBefore'> }[] = [];
+  /** The holding that last ended on each master's key (`m key`). */
+  const lastClosed = new Map<string, Holding>();
 
   const close = (m: number, key: string, t: number, end: EndCause) => {
     const cur = state[m].get(key);
     if (!cur) return undefined;
     state[m].delete(key);
+    lastClosed.set(`${m} ${key}`, cur.h);
     if (cur.expiresAt <= t + TOLERANCE_MS && end !== 'expired') {
       cur.h.to = cur.expiresAt;
       cur.h.end = 'expired';
@@ -330,6 +355,7 @@ export function analyseHistory(events: readonly MasterEvent[], masterCount: numb
       pendingEvictions.set(`${e.m} ${e.key}`, [...(pendingEvictions.get(`${e.m} ${e.key}`) ?? []), e]);
   const consumed = new Set<MasterEvent>();
   const refusedNx = new Map<string, { t: number; value: string; px: number }[]>();
+  const refusals: RefusedSetNx[] = [];
   /**
    * A script acting for a value the model has not on this key (scripts compare before they act, so
    * the key held that value): if a SET NX of that value was taken as refused, and the key was evicted
@@ -343,7 +369,9 @@ export function analyseHistory(events: readonly MasterEvent[], masterCount: numb
     if (!nx) return cur;
     // The eviction is proven by a notice for this key since the kept holder's write (its notice may
     // have been taken early by another write: notices carry no value).
-    const notices = (pendingEvictions.get(`${e.m} ${key}`) ?? []).filter((x) => x.t >= cur.h.from && x.t <= e.t + 250);
+    const notices = (pendingEvictions.get(`${e.m} ${key}`) ?? []).filter(
+      (x) => x.t >= cur.h.from - NOTICE_CLOCK_SLACK_MS && x.t <= e.t + NOTICE_LATENESS_MS,
+    );
     if (notices.length === 0) return cur;
     const unused = notices.find((x) => !consumed.has(x));
     if (unused) consumed.add(unused);
@@ -355,8 +383,39 @@ export function analyseHistory(events: readonly MasterEvent[], masterCount: numb
     byValue.set(nx.value, [...(byValue.get(nx.value) ?? []), h]);
     return next.expiresAt > e.t ? next : undefined;
   };
+  /**
+   * A script acting for a value on a key the model has free: if a SET NX of that value was taken as
+   * refused because the key's last holder was still live in the model, and that holder ended by an
+   * eviction notice since, the eviction came first on the master (it runs before the command that
+   * needs the memory; the notice is stamped when the harness reads it) and the SET NX found the key
+   * free. Scripts compare before they act, so the script proves it. Returns the corrected state.
+   */
+  const provenNxAfterNotice = (e: MasterEvent & { kind: 'cmd' }, key: string) => {
+    const prev = lastClosed.get(`${e.m} ${key}`);
+    if (!prev || prev.end !== 'evicted') return undefined;
+    const nx = (refusedNx.get(`${e.m} ${key}`) ?? []).findLast(
+      (r) => r.t >= prev.from && r.t <= prev.to && carries(e, r.value),
+    );
+    if (!nx || nx.t + nx.px <= e.t + TOLERANCE_MS) return undefined;
+    // A reservation written since then found the key free: the SET NX did not hold it.
+    const r = reserved[e.m].get(key);
+    if (r && r.from >= nx.t) return undefined;
+    const removal = pendingRemovals.find(
+      (p) =>
+        p.r.m === e.m && p.r.key === key && p.r.value === prev.value && p.r.cause === 'evicted' && p.r.t === prev.to,
+    );
+    if (removal) removal.r.t = nx.t;
+    prev.to = nx.t;
+    const h: Holding = { key, value: nx.value, m: e.m, from: nx.t, to: Infinity, end: 'open', renewals: [] };
+    const next = { h, expiresAt: nx.t + nx.px };
+    state[e.m].set(key, next);
+    byValue.set(nx.value, [...(byValue.get(nx.value) ?? []), h]);
+    return next;
+  };
   const evictEarly = (m: number, key: string, t: number) => {
-    const next = pendingEvictions.get(`${m} ${key}`)?.find((x) => !consumed.has(x) && x.t >= t && x.t <= t + 250);
+    const next = pendingEvictions
+      .get(`${m} ${key}`)
+      ?.find((x) => !consumed.has(x) && x.t >= t && x.t <= t + NOTICE_LATENESS_MS);
     if (!next) return;
     consumed.add(next);
     const h = close(m, key, t, 'evicted');
@@ -417,6 +476,7 @@ export function analyseHistory(events: readonly MasterEvent[], masterCount: numb
       }
       if (nx && (cur || isReserved(e.m, key, e.t))) {
         refusedNx.set(`${e.m} ${key}`, [...(refusedNx.get(`${e.m} ${key}`) ?? []), { t: e.t, value, px }]);
+        refusals.push({ t: e.t, m: e.m, key, value, heldBy: cur?.h });
         continue; // SET NX refused: the key is held (or reserved for a waiter)
       }
       if (value.startsWith(RESERVED_PREFIX)) reserved[e.m].set(key, { from: e.t, until: e.t + px });
@@ -446,6 +506,7 @@ export function analyseHistory(events: readonly MasterEvent[], masterCount: numb
       const [key, ms] = rest;
       let cur = live(e.m, key, e.t);
       if (cur && e.lua && !carries(e, cur.h.value)) cur = provenNx(e, key, cur);
+      else if (!cur && e.lua) cur = provenNxAfterNotice(e, key);
       if (!cur) continue;
       if (e.sv !== undefined && !carries(e, cur.h.value)) foreign(e, key, cur.h.value, 'pexpire');
       cur.expiresAt = e.t + Number(ms);
@@ -455,6 +516,7 @@ export function analyseHistory(events: readonly MasterEvent[], masterCount: numb
         reserved[e.m].delete(key);
         let cur = live(e.m, key, e.t);
         if (cur && e.lua && !carries(e, cur.h.value)) cur = provenNx(e, key, cur);
+        else if (!cur && e.lua) cur = provenNxAfterNotice(e, key);
         if (!cur) continue;
         const other = e.lua && e.sv !== undefined && !carries(e, cur.h.value);
         if (other) foreign(e, key, cur.h.value, 'del');
@@ -479,7 +541,7 @@ export function analyseHistory(events: readonly MasterEvent[], masterCount: numb
     holders.add(r.m);
     removals.push({ ...r, heldOnBefore: holders.size });
   }
-  return { firstSeen, byValue, removals, foreignWrites };
+  return { firstSeen, refusedNx: refusals, byValue, removals, foreignWrites };
 }
 
 /** Distinct masters on which `value` held `key` at some time within [from, to]. */

@@ -133,7 +133,7 @@ export function renderReport(rows: Row[], clock: ClockCheck, info: RunInfo, svgN
   );
   L.push(
     `- **Mutual-exclusion violations: ${unexpected} unexpected**, and ${expected} excused by a cause the masters' own history shows ` +
-      '(the first holder held the key on exactly a bare quorum and the fault removed it from one of those masters, or the restart guard was off and a master holding it restarted empty). They are listed per phase below.',
+      '(one holder held the key on exactly a bare quorum and the fault removed it from one of those masters before the other began, or the restart guard was off and a master holding it restarted empty). They are listed per phase below.',
   );
   const minorityInversions = rows.reduce((a, r) => a + r.check.fencing.unexpectedInversions, 0);
   L.push(
@@ -281,10 +281,10 @@ export function renderReport(rows: Row[], clock: ClockCheck, info: RunInfo, svgN
   L.push(
     "- **Lock window (independent):** `[start, min(end, bound)]`. The bound does not read the library: of the k masters whose key took the holder's random value by the grant (its first write on each), written at w1 ≤ … ≤ wk, a quorum holds it only until w(k − quorum + 1) + TTL, " +
       "so the holder is entitled to at most that write (less any link delay the nemesis added) + TTL − drift (1 % + 2 ms). On the plain path every write falls inside the attempt; a key handed over is written by the releaser's script, after the waiter's ticket scripts (which carry its value) ran. An `extend()` call, stamped by the harness before the call, moves the bound to its stamp + TTL − drift only if a quorum of masters renewed (or re-took) the value after the stamp. " +
-      "**A mutual-exclusion violation** is two such windows on one resource that overlap on the shared clock while both holders ran. It is *excused* only by a cause shown in the masters' history: the first holder's value held the key on exactly a bare quorum just before the fault deleted or evicted it on one of those masters, or the restart guard was off and a master holding it was wiped. Any other violation fails the run.",
+      "**A mutual-exclusion violation** is two such windows on one resource that overlap on the shared clock while both holders ran. It is *excused* only by a cause shown in the masters' history: one holder's value held the key on exactly a bare quorum just before the fault deleted or evicted it on one of those masters, before the other holder's section began (either way round: a fenced grant begins after its fencing round), or the restart guard was off and a master holding it was wiped. Any other violation fails the run.",
   );
   L.push(
-    "- **Also failing the run:** a section whose value fewer than a quorum of masters ever held (grant without a majority; one short of a quorum only by masters killed -9 while its attempt ran is reported as unverifiable, not failed, since the kill drops the master's unsent MONITOR output), or that no master was seen to hold; a section that began after its bound; a signal check passed after the bound by a client that was not paused or stalled across it; an extension the library reported but no quorum of masters confirmed; " +
+    "- **Also failing the run:** a section whose value fewer than a quorum of masters ever held (grant without a majority; one short of a quorum only by masters killed -9 while its attempt ran is reported as unverifiable, not failed, since the kill drops the master's unsent MONITOR output; so is one short only by SET NX votes on an evicting master that the history takes as refused by a previous holder whose eviction notice came after that SET NX and at most 250 ms after the grant, since the eviction runs before the command that needs the memory and its notice comes late by pub/sub), or that no master was seen to hold; a section that began after its bound; a signal check passed after the bound by a client that was not paused or stalled across it; an extension the library reported but no quorum of masters confirmed; " +
       "a Lua delete or renewal of a key holding another value (except on a master within two TTLs of its reload from an AOF: its keys are then reconstructed from a scan, and reloaded keys were seen with more TTL left than they had at the kill; those are reported apart); keys of a failed attempt left to expire with no cause shown (a fault on the path to that master when the others executed the release, or the attempt's client stopped, or its event loop or the harness's (which carries its traffic) measured stalled for all but one command timeout of the key's life); a lock lost with no fault and no pause of its holder, after its holder's loop could run (measured stalls subtracted) for half a TTL with no extend() attempted; lock-loss delivery more than 5 ms late unless that client was stopped or its measured event-loop stall covers all but 5 ms from the deadline to the delivery; a read of `signal.aborted` that returned false after the deadline (never excused); stale fenced writes and token inversions with no counter lost; missing tokens; " +
       "liveness probes failed (unless that client's or the harness's measured stalls left it no stretch of two command timeouts + 200 ms to run one whole attempt in) or over their bound (unless those measured stalls cover the excess: the bound counts time in which the library could act); sections a client reported but the harness did not record; register entries of no recorded section; keys left after release; acquisition errors other than busy/unavailable.",
   );
@@ -407,6 +407,10 @@ export function renderReport(rows: Row[], clock: ClockCheck, info: RunInfo, svgN
     if (c.oracle.noMajorityUnverifiable)
       L.push(
         `- Grants the history cannot verify: ${c.oracle.noMajorityUnverifiable} section(s) short of a quorum in the masters' history only by masters killed -9 while the attempt ran (their last MONITOR lines die with them); not counted as grants without a majority.`,
+      );
+    if (c.oracle.noMajorityEvicted)
+      L.push(
+        `- Grants the history cannot verify under eviction: ${c.oracle.noMajorityEvicted} section(s) short of a quorum in the masters' history only by SET NX votes taken as refused on a master whose previous holder an eviction notice, stamped after that SET NX, ended (the eviction runs before the command that needs the memory; its notice comes late): not counted as grants without a majority.`,
       );
     const hs = r.harnessStalls ?? [];
     const clientStalls = r.stalls ?? [];

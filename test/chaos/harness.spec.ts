@@ -354,4 +354,184 @@ describe('evictions as the masters record them (notices come late, by pub/sub)',
     expect(foreign(events)).toBe(0);
     expect(foreign(events.filter((e) => e.kind !== 'evicted'))).toBe(1);
   });
+
+  it("takes a notice stamped just before the write it followed as that write's eviction (two clocks meet there)", () => {
+    // The SET is stamped by the master, the notice by the harness on receipt: within a millisecond
+    // they can land in either order.
+    const events = (noticeAt: number) => [
+      set(500, 'p', true),
+      evicted(noticeAt),
+      set(1_100, 'c', false),
+      del(1_120, 'c'),
+    ];
+    expect(foreign(events(499.5))).toBe(0);
+    expect(foreign(events(480))).toBe(1);
+  });
+});
+
+describe('a SET NX the history takes as refused although an eviction had freed the key (the notice came after it)', () => {
+  const key = 'lock:u5:cold:1';
+  const section: SectionRecord = {
+    id: 'c2:1',
+    phase: 'u5',
+    client: 'c2',
+    via: 'using',
+    resource: 'u5:cold:1',
+    hot: false,
+    value: 'b',
+    fenced: false,
+    requestedAt: 1_004,
+    start: 1_010,
+    end: 1_020,
+    extensions: [],
+    deadline: 1_900,
+    stoppedEarly: false,
+    checkedAt: 1_015,
+    abortedAtCheck: false,
+    commit: 'skipped',
+    pausedBeforeWrite: false,
+    outcome: 'ok',
+    settledAt: 1_030,
+  };
+  const cmd = (t: number, m: number, args: string[], sv?: string): MasterEvent =>
+    sv === undefined ? { t, m, kind: 'cmd', args, lua: false } : { t, m, kind: 'cmd', args, lua: true, sv };
+  // A failed attempt's value `a` holds the key on m1–m3; m1 evicts it, then runs `b`'s SET NX, which
+  // finds the key free. MONITOR stamps the SET; the eviction notice is stamped when the harness reads
+  // it, after the SET. `b` holds m1, m4 and m5: a bare quorum.
+  const base: MasterEvent[] = [
+    ...[0, 1, 2].map((m) => cmd(1_000, m, ['set', key, 'a', 'PX', '1000'], 'a')),
+    ...[0, 1, 2, 3, 4].map((m) => cmd(1_005, m, ['set', key, 'b', 'PX', '1000', 'NX'])),
+    ...[1, 2].map((m) => cmd(1_012, m, ['del', key], 'a')),
+  ];
+  const evictedAfterTheSet: MasterEvent = { t: 1_006, m: 0, kind: 'evicted', key };
+  // `b`'s release: a script that deletes only a key holding `b`, so its DEL on m1 proves the SET NX there.
+  const release = (masters: number[]) => masters.map((m) => cmd(1_025, m, ['del', key], 'b'));
+  const check = (events: MasterEvent[]) =>
+    checkPhase({
+      phase: 'u5',
+      spec: { id: 'u5', fault: 'evicting-master', guard: true, fencing: true, seconds: 1, title: 'evicting-master' },
+      sections: [section],
+      failures: [],
+      probes: [],
+      bands: [],
+      pauses: [],
+      keysLeft: [],
+      registerLogs: new Map(),
+      startedAt: 0,
+      endedAt: 5_000,
+      masterEvents: events,
+      clientCycles: { c2: 1 },
+      stalls: [],
+      bound: 2_000,
+      runFrom: 0,
+      runTo: 5_000,
+      cycles: 1,
+      masterCount: 5,
+      ttl: 1_000,
+      commandTimeout: 200,
+    });
+
+  it("counts that master's vote when the value's own script later acted on the key there", () => {
+    const c = check([...base, evictedAfterTheSet, ...release([0, 3, 4])]);
+    expect(c.oracle.noMajority).toBe(0);
+    expect(c.oracle.foreignWrites).toBe(0);
+    expect(c.problems.map((p) => p.check)).toEqual([]);
+  });
+
+  it('still fails the grant when the refusing holder was never evicted there', () => {
+    const c = check([...base, ...release([3, 4])]);
+    expect(c.problems.map((p) => p.check)).toContain('grant without a majority');
+  });
+
+  it("is unverifiable, not failed, when the evicting master's refusal came from a holder an eviction notice ended after the SET NX", () => {
+    // `a` was evicted on m1 before `b`'s SET NX there (the replay still holds `a`), and `b`'s key was
+    // evicted in turn after the grant: no script of `b` ever acts on m1 to prove the vote.
+    const c = check([...base, { t: 1_011, m: 0, kind: 'evicted', key }, ...release([3, 4])]);
+    expect(c.oracle.noMajority).toBe(0);
+    expect(c.oracle.noMajorityEvicted).toBe(1);
+    expect(c.problems.map((p) => p.check)).not.toContain('grant without a majority');
+  });
+
+  it('still fails the grant when the eviction notice came long after it', () => {
+    const c = check([...base, { t: 1_600, m: 0, kind: 'evicted', key }, ...release([3, 4])]);
+    expect(c.problems.map((p) => p.check)).toContain('grant without a majority');
+  });
+
+  it('still fails the grant when no eviction freed the key (the script then deletes a key holding another value)', () => {
+    const problems = check([...base, ...release([0, 3, 4])]).problems.map((p) => p.check);
+    expect(problems).toContain('grant without a majority');
+    expect(problems).toContain("release or extend of another holder's key");
+  });
+});
+
+describe('two grants under an eviction when the holder that lost its key began its section later', () => {
+  const key = 'lock:u6:cold:1';
+  const section = (id: string, value: string, requestedAt: number, start: number, end: number): SectionRecord => ({
+    id,
+    phase: 'u6',
+    client: id.split(':')[0],
+    via: 'using',
+    resource: 'u6:cold:1',
+    hot: false,
+    value,
+    fenced: false,
+    requestedAt,
+    start,
+    end,
+    extensions: [],
+    deadline: start + 900,
+    stoppedEarly: false,
+    checkedAt: start + 1,
+    abortedAtCheck: false,
+    commit: 'skipped',
+    pausedBeforeWrite: false,
+    outcome: 'ok',
+    settledAt: end + 5,
+  });
+  const cmd = (t: number, m: number, args: string[], sv?: string): MasterEvent =>
+    sv === undefined ? { t, m, kind: 'cmd', args, lua: false } : { t, m, kind: 'cmd', args, lua: true, sv };
+  // `x` (fenced: its section begins after the fencing round) takes m1, m3 and m5, a bare quorum; m1
+  // evicts its key and `y`'s plain SET NX takes m1, m2 and m4. `y` begins first, `x` after its token.
+  const events = (evicted: boolean): MasterEvent[] => [
+    ...[0, 2, 4].map((m) => cmd(1_000 + m / 2, m, ['set', key, 'x', 'PX', '1000'], 'x')),
+    ...[0, 1, 2, 3, 4].map((m) => cmd(1_003 + m / 4, m, ['set', key, 'y', 'PX', '1000', 'NX'])),
+    ...(evicted ? [{ t: 1_006, m: 0, kind: 'evicted' as const, key }] : []),
+    ...[2, 4].map((m) => cmd(1_030, m, ['del', key], 'x')),
+    ...[1, 3].map((m) => cmd(1_030, m, ['del', key], 'y')),
+  ];
+  const check = (masterEvents: MasterEvent[]) =>
+    checkPhase({
+      phase: 'u6',
+      spec: { id: 'u6', fault: 'evicting-master', guard: true, fencing: true, seconds: 1, title: 'evicting-master' },
+      sections: [section('c1:1', 'x', 990, 1_015, 1_025), section('c2:1', 'y', 1_002, 1_010, 1_020)],
+      failures: [],
+      probes: [],
+      bands: [],
+      pauses: [],
+      keysLeft: [],
+      registerLogs: new Map(),
+      startedAt: 0,
+      endedAt: 5_000,
+      masterEvents,
+      clientCycles: { c1: 1, c2: 1 },
+      stalls: [],
+      bound: 2_000,
+      runFrom: 0,
+      runTo: 5_000,
+      cycles: 2,
+      masterCount: 5,
+      ttl: 1_000,
+      commandTimeout: 200,
+    });
+
+  it("excuses the overlap by the eviction of the later section's bare quorum before the earlier one's grant", () => {
+    const c = check(events(true));
+    expect(c.violations).toHaveLength(1);
+    expect(c.violations[0].cause).toMatch(/c1:1 held the key on exactly 3 of 5 masters .* m1 lost it \(evicted\)/);
+    expect(c.problems.map((p) => p.check)).toEqual([]);
+  });
+
+  it('fails the run when no eviction shows', () => {
+    expect(check(events(false)).problems.map((p) => p.check)).toContain('mutual exclusion');
+  });
 });

@@ -97,6 +97,35 @@ describe("a failed ticketed attempt's undo", () => {
     expect(await set.clients[0].get(key)).toBe('value-f');
   });
 
+  it("deletes a direct waiter's key its own attempt wrote after an earlier handover of that value there had ended", async () => {
+    const m = await master();
+    const key = 'lock:undo-stale-handover';
+    // A short handover TTL, so that the handed key ends while the waiter still waits.
+    const waiter: HandoffTicket = { ...ticket('waiter-g', 60), handover: { value: 'value-g', ttl: 100 } };
+    await set.clients[0].set(key, 'holder', 'PX', 5_000);
+    expect(((await attempt(m, key, 'value-g', waiter)) as unknown[])[0]).toBe(0); // queued behind the holder
+    const released = await set.clients[0].eval(
+      SCRIPTS.handoffRelease.lua,
+      4,
+      ...handoffKeysOf(key),
+      'holder',
+      '1',
+      'ch',
+      '500',
+    );
+    expect(released).toBe(2);
+    // The handed key lives out its TTL (the waiter could not count it)...
+    expect(await waitFor(async () => (await set.clients[0].exists(key)) === 0)).toBe(true);
+    // ...then the waiter's next attempt finds the key free and writes the value itself.
+    const reply = await attempt(m, key, 'value-g', waiter);
+    expect(reply).toEqual([1, 0, expect.any(Number), 0]);
+    // Its client stalls past the ticket's lease; another waiter's attempt prunes the lapsed ticket.
+    expect(await prunedBy(m, key, 'waiter-g ' + '100 value-g', 'value-h')).toBe(true);
+    // The attempt failed elsewhere: no release handed the value over since it wrote it, so it goes.
+    await undoTicketed(m, key, 'value-g', waiter, reply);
+    expect(await set.clients[0].get(key)).toBeNull();
+  });
+
   it("still leaves a key a release handed to a direct (unfenced) waiter's ticket", async () => {
     const m = await master();
     const key = 'lock:undo-handed';

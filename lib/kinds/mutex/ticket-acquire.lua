@@ -53,6 +53,9 @@ local function queue()
 end
 if free then
   redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  -- written by this attempt, not handed: an earlier handover's mark no longer applies (the undo of
+  -- a failed attempt reads it as "a release handed the value over since", see ticket-undo)
+  redis.call('hdel', claimKey, 'h' .. ARGV[1])
   queue()
   local high = 0
   if #KEYS > 4 then high = tonumber(redis.call('get', KEYS[5]) or '0') end
