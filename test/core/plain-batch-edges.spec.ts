@@ -1,0 +1,175 @@
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { Redis } from 'ioredis';
+import { createClient, type RedisClientType } from 'redis';
+import type { Master } from '../../lib/backend/master.js';
+import { coalesceWrites } from '../../lib/backend/write-batcher.js';
+import { plainAcquire, plainRelease } from '../../lib/kinds/mutex/plain-batch.js';
+import { defineScripts } from '../../lib/lua/scripts.js';
+import { Redlock, type Lock } from '../../lib/index.js';
+import { expectAbsentOnAll, expectEventuallyAbsent, resourceName, useMasters } from '../support/index.js';
+
+/** Top-level script calls and plain SETs one master counted since its last RESETSTAT. */
+async function calls(client: Redis): Promise<{ scripts: number; sets: number }> {
+  const info = await client.info('commandstats');
+  let scripts = 0;
+  for (const m of info.matchAll(/^cmdstat_(?:eval|evalsha):calls=(\d+)/gm)) scripts += Number(m[1]);
+  return { scripts, sets: Number(/^cmdstat_set:calls=(\d+)/m.exec(info)?.[1] ?? 0) };
+}
+
+/** Collects the process's unhandled rejections while a test runs. */
+function unhandledRejections(): unknown[] {
+  const seen: unknown[] = [];
+  const listener = (reason: unknown): void => void seen.push(reason);
+  beforeEach(() => {
+    seen.length = 0;
+    process.on('unhandledRejection', listener);
+  });
+  afterEach(() => void process.off('unhandledRejection', listener));
+  return seen;
+}
+
+/**
+ * The batched plain path (plain-batch.lua, lib/backend/write-batcher.ts) where it meets the rest:
+ * a flushed script cache, close(), clients shared by two instances, commands that do not batch, and
+ * backends that must not batch.
+ */
+describe('plain-call batches at the edges (3 masters)', () => {
+  const set = useMasters(3);
+  const unhandled = unhandledRejections();
+
+  it('a batch after SCRIPT FLUSH on every master still runs (the client falls back to EVAL), and every lock is taken and freed', async () => {
+    const redlock = await set.redlock({ retryCount: 0 });
+    // Warm up: the batch script is loaded on every connection.
+    const warm = await Promise.all([1, 2, 3, 4].map((i) => redlock.acquire(resourceName(`warm-${i}`), 10_000)));
+    await Promise.all(warm.map((l) => l.release()));
+    await Promise.all(set.clients.map((c) => c.script('FLUSH')));
+    await Promise.all(set.clients.map((c) => c.config('RESETSTAT')));
+    const resources = Array.from({ length: 16 }, (_, i) => resourceName(`flushed-${i}`));
+    const locks = await Promise.all(resources.map((r) => redlock.acquire(r, 10_000)));
+    await Promise.all(locks.map((lock) => lock.release()));
+    for (const client of set.clients) {
+      // Batched: a few script calls (a refused EVALSHA and its EVAL count twice), not 16 and 16.
+      expect((await calls(client)).scripts).toBeLessThanOrEqual(8);
+    }
+    for (const r of resources) await expectAbsentOnAll(set.clients, `lock:${r}`);
+  }, 30_000);
+
+  it('close() in the same loop turn as 16 acquisitions and 8 releases: it resolves, no rejection goes unhandled, nothing is left on the masters', async () => {
+    const redlock = new Redlock({ nodes: set.urls, restartGuard: false, retryCount: 0 });
+    await redlock.connect();
+    const held = await Promise.all([0, 1, 2, 3, 4, 5, 6, 7].map((i) => redlock.acquire(resourceName(`held-${i}`), 10_000)));
+    const resources = Array.from({ length: 16 }, (_, i) => resourceName(`closing-${i}`));
+    // One synchronous turn: the acquisitions and releases are deferred when close() starts.
+    const acquiring = resources.map((r) => redlock.acquire(r, 10_000));
+    const releasing = held.map((lock) => lock.release());
+    const closed = redlock.close();
+    const settled = await Promise.allSettled([...acquiring, ...releasing]);
+    await closed;
+    for (const s of settled.slice(0, acquiring.length)) expect(s.status).toBe('rejected');
+    for (const s of settled.slice(acquiring.length)) expect(s.status).toBe('fulfilled');
+    for (const r of resources) await expectEventuallyAbsent(set.clients, `lock:${r}`, 5_000);
+    for (const lock of held) await expectEventuallyAbsent(set.clients, lock.keys[0], 5_000);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(unhandled).toEqual([]);
+  }, 30_000);
+
+  it('close() while a paused master holds deferred calls on its busy connection resolves, and the calls are answered in call order once it resumes', async () => {
+    const commandTimeout = 500;
+    const redlock = new Redlock({ nodes: set.urls, restartGuard: false, retryCount: 0, commandTimeout });
+    await redlock.connect();
+    const paused = set.masters[2];
+    const resources = Array.from({ length: 24 }, (_, i) => resourceName(`paused-${i}`));
+    paused.pause();
+    try {
+      // 16 acquisitions leave their commands unanswered on the paused master: its connection is busy.
+      const first = await Promise.all(resources.slice(0, 16).map((r) => redlock.acquire(r, 10_000)));
+      // The next turn's calls are held on it (busy) while close() releases every lock.
+      const more = resources.slice(16).map((r) => redlock.acquire(r, 10_000));
+      const closed = redlock.close();
+      const settled = await Promise.allSettled(more);
+      await closed;
+      expect(first).toHaveLength(16);
+      for (const s of settled) expect(['fulfilled', 'rejected']).toContain(s.status);
+    } finally {
+      paused.resume();
+    }
+    const live = set.clients.slice(0, 2);
+    for (const r of resources) await expectAbsentOnAll(live, `lock:${r}`);
+    // The paused master ran what reached it in call order: each SET before its release.
+    for (const r of resources) await expectEventuallyAbsent([set.clients[2]], `lock:${r}`, 5_000);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(unhandled).toEqual([]);
+  }, 30_000);
+
+  it('two Redlock instances on the same app-supplied clients batch on one connection: each key goes to one instance, and all are freed', async () => {
+    const shared = set.urls.map((url) => new Redis(url, { lazyConnect: true }));
+    await Promise.all(shared.map((c) => c.connect()));
+    const a = new Redlock({ nodes: shared, restartGuard: false, retryCount: 0 });
+    const b = new Redlock({ nodes: shared, restartGuard: false, retryCount: 0 });
+    try {
+      await Promise.all([a.connect(), b.connect()]);
+      const resources = Array.from({ length: 12 }, (_, i) => resourceName(`shared-${i}`));
+      await Promise.all(set.clients.map((c) => c.config('RESETSTAT')));
+      const results = await Promise.allSettled(resources.flatMap((r) => [a.acquire(r, 10_000), b.acquire(r, 10_000)]));
+      for (let i = 0; i < resources.length; i++) {
+        const won = [results[2 * i], results[2 * i + 1]].filter((s) => s.status === 'fulfilled');
+        expect(won).toHaveLength(1);
+        const lock = (won[0] as PromiseFulfilledResult<Lock>).value;
+        for (const c of set.clients) expect(await c.get(`lock:${resources[i]}`)).toBe(lock.value);
+      }
+      for (const client of set.clients) expect((await calls(client)).scripts).toBeLessThanOrEqual(8);
+      const locks = results.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+      await Promise.all(locks.map((l) => l.release()));
+      for (const r of resources) await expectAbsentOnAll(set.clients, `lock:${r}`);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+      for (const c of shared) c.disconnect();
+    }
+  }, 30_000);
+
+  it('a command that does not batch, made after deferred calls in the same turn, runs after them (call order on the connection)', async () => {
+    const client = set.clients[0];
+    const master = { client, scripts: defineScripts(client), label: 'm0' } as unknown as Master;
+    const key = `lock:${resourceName('mixed-order')}`;
+    const acquired = plainAcquire(master, key, 'v1', '10000');
+    const extended = plainAcquire(master, `${key}:other`, 'v2', '10000');
+    // As vote-round.ts does for a command that does not batch.
+    coalesceWrites(master);
+    const extend = master.scripts.quorumLockExtend(1, key, 'v1', '60000');
+    const released = plainRelease(master, key, 'v1', '0');
+    expect(await Promise.all([acquired, extended, extend, released])).toEqual([1, 1, 1, 1]);
+    expect(await client.exists(key)).toBe(0);
+    await client.del(`${key}:other`);
+  }, 30_000);
+
+  it('node-redis masters do not batch: each acquisition sends its own SET NX PX', async () => {
+    const clients = set.urls.map((url) => createClient({ url }) as RedisClientType);
+    await Promise.all(clients.map((c) => c.connect()));
+    const redlock = new Redlock({ nodes: clients, restartGuard: false, retryCount: 0 });
+    try {
+      await redlock.connect();
+      await Promise.all(set.clients.map((c) => c.config('RESETSTAT')));
+      const resources = Array.from({ length: 8 }, (_, i) => resourceName(`node-redis-${i}`));
+      const locks = await Promise.all(resources.map((r) => redlock.acquire(r, 10_000)));
+      await Promise.all(locks.map((l) => l.release()));
+      for (const client of set.clients) expect(await calls(client)).toEqual({ scripts: 8, sets: 8 });
+      for (const r of resources) await expectAbsentOnAll(set.clients, `lock:${r}`);
+    } finally {
+      await redlock.close();
+      await Promise.all(clients.map((c) => c.close()));
+    }
+  }, 30_000);
+
+  it('50,000 acquisitions in one loop turn are all taken (a batch that large must not overflow the call stack)', async () => {
+    const redlock = await set.redlock({ retryCount: 0, commandTimeout: 20_000 });
+    const prefix = resourceName('many');
+    const resources = Array.from({ length: 50_000 }, (_, i) => `${prefix}:${i}`);
+    const settled = await Promise.allSettled(resources.map((r) => redlock.acquire(r, 60_000)));
+    const failed = settled.filter((s) => s.status === 'rejected');
+    expect(failed.map((s) => String((s as PromiseRejectedResult).reason)).slice(0, 1)).toEqual([]);
+    const locks = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+    await Promise.all(locks.map((l) => l.release()));
+    for (const c of set.clients) expect(await c.dbsize()).toBe(0);
+    expect(unhandled).toEqual([]);
+  }, 120_000);
+});
