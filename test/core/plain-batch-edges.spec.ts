@@ -2,10 +2,10 @@ import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { createClient, type RedisClientType } from 'redis';
 import type { Master } from '../../lib/backend/master.js';
-import { coalesceWrites } from '../../lib/backend/write-batcher.js';
+import { coalesceWrites, MAX_BATCH_CALLS } from '../../lib/backend/write-batcher.js';
 import { plainAcquire, plainRelease } from '../../lib/kinds/mutex/plain-batch.js';
 import { defineScripts } from '../../lib/lua/scripts.js';
-import { Redlock } from '../../lib/index.js';
+import { Redlock, type Lock } from '../../lib/index.js';
 import { expectAbsentOnAll, expectEventuallyAbsent, resourceName, useMasters, waitFor } from '../support/index.js';
 
 /** Top-level script calls and plain SETs one master counted since its last RESETSTAT. */
@@ -177,4 +177,54 @@ describe('plain-call batches at the edges (3 masters)', () => {
     expect(await Promise.all(set.clients.map((c) => c.dbsize()))).toEqual([0, 0, 0]);
     expect(unhandled).toEqual([]);
   }, 120_000);
+
+  it('a master killed while a batch is deferred, then restarted: the batch decides on the others, and the next batch reaches the restarted master', async () => {
+    const redlock = await set.redlock({ retryCount: 0, commandTimeout: 1_000 });
+    const victim = set.masters[2];
+    const before = Array.from({ length: 16 }, (_, i) => resourceName(`killed-${i}`));
+    // One synchronous turn: the calls are deferred when the kill starts.
+    const acquiring = before.map((r) => redlock.acquire(r, 10_000));
+    const killed = victim.kill();
+    const first = await Promise.allSettled(acquiring);
+    await killed;
+    for (const s of first) expect(s.status).toBe('fulfilled');
+    await Promise.all(first.map((s) => (s as PromiseFulfilledResult<Lock>).value.release()));
+    for (const r of before) await expectAbsentOnAll(set.clients.slice(0, 2), `lock:${r}`);
+    await victim.restart();
+    await waitFor(async () => (await set.clients[2].ping().catch(() => '')) === 'PONG', 10_000);
+    const after = Array.from({ length: 16 }, (_, i) => resourceName(`reborn-${i}`));
+    // The library's connection to it reconnects; then every master takes the batch's keys.
+    await waitFor(async () => {
+      const lock = await redlock.acquire(resourceName('probe'), 10_000);
+      const on = await set.clients[2].get(lock.keys[0]);
+      await lock.release();
+      return on === lock.value;
+    }, 10_000);
+    const locks = await Promise.all(after.map((r) => redlock.acquire(r, 10_000)));
+    for (const lock of locks) for (const c of set.clients) expect(await c.get(lock.keys[0])).toBe(lock.value);
+    await Promise.all(locks.map((l) => l.release()));
+    for (const r of after) await expectAbsentOnAll(set.clients, `lock:${r}`);
+    expect(unhandled).toEqual([]);
+  }, 60_000);
+
+  it('a batch larger than one script call keeps call order across its script calls', async () => {
+    const client = set.clients[1];
+    const master = { client, scripts: defineScripts(client), label: 'm1' } as unknown as Master;
+    const prefix = `lock:${resourceName('chunked')}`;
+    const key = `${prefix}:k`;
+    const filler = Array.from({ length: MAX_BATCH_CALLS - 1 }, (_, i) =>
+      plainAcquire(master, `${prefix}:${i}`, 'f', '10000'),
+    );
+    // The last call of the first script call, then the first calls of the second.
+    const replies = await Promise.all([
+      plainAcquire(master, key, 'first', '10000'),
+      plainRelease(master, key, 'first', '0'),
+      plainAcquire(master, key, 'second', '10000'),
+      plainAcquire(master, key, 'third', '10000'),
+    ]);
+    expect(replies.map((r) => (r === 'OK' ? 1 : r === null ? 0 : r))).toEqual([1, 1, 1, 0]);
+    expect(await Promise.all(filler)).toEqual(filler.map(() => 1));
+    expect(await client.get(key)).toBe('second');
+    await client.del(key, ...filler.map((_, i) => `${prefix}:${i}`));
+  }, 30_000);
 });
