@@ -1,12 +1,20 @@
-import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { Cluster, Redis } from 'ioredis';
 import { createClient, type RedisClientType } from 'redis';
 import type { Master } from '../../lib/backend/master.js';
 import { coalesceWrites, MAX_BATCH_CALLS } from '../../lib/backend/write-batcher.js';
 import { plainAcquire, plainRelease } from '../../lib/kinds/mutex/plain-batch.js';
 import { defineScripts } from '../../lib/lua/scripts.js';
 import { Redlock, type Lock } from '../../lib/index.js';
-import { expectAbsentOnAll, expectEventuallyAbsent, resourceName, useMasters, waitFor } from '../support/index.js';
+import { startRedisClusters, type RedisClusters } from '../../tools/redis-clusters.js';
+import {
+  expectAbsentOnAll,
+  expectEventuallyAbsent,
+  redlockOnClusters,
+  resourceName,
+  useMasters,
+  waitFor,
+} from '../support/index.js';
 
 /** Top-level script calls and plain SETs one master counted since its last RESETSTAT. */
 async function calls(client: Redis): Promise<{ scripts: number; sets: number }> {
@@ -227,4 +235,40 @@ describe('plain-call batches at the edges (3 masters)', () => {
     expect(await client.get(key)).toBe('second');
     await client.del(key, ...filler.map((_, i) => `${prefix}:${i}`));
   }, 30_000);
+});
+
+/** A cluster node names every key of a script call in one slot: its calls must not be batched. */
+describe('plain calls on a cluster node are not batched (one 3-shard cluster, no replicas)', () => {
+  let clusters: RedisClusters;
+  let primaries: Redis[];
+  beforeAll(async () => {
+    clusters = await startRedisClusters(1, { shards: 3, replicas: 0 });
+    primaries = clusters.clusters[0].shards.map((s) => new Redis(s.primary.port, '127.0.0.1'));
+  }, 90_000);
+  afterAll(async () => {
+    for (const p of primaries ?? []) p.disconnect();
+    await clusters?.stop();
+  });
+
+  it('16 concurrent acquisitions send 16 SET NX PX and 16 release scripts across the shards, and every lock is freed', async () => {
+    const open: Redlock[] = [];
+    const redlock = await redlockOnClusters(clusters.clusters, open, { retryCount: 0 });
+    try {
+      await Promise.all(primaries.map((p) => p.config('RESETSTAT')));
+      const resources = Array.from({ length: 16 }, (_, i) => resourceName(`cluster-${i}`));
+      const locks = await Promise.all(resources.map((r) => redlock.acquire(r, 10_000)));
+      await Promise.all(locks.map((l) => l.release()));
+      const seen = await Promise.all(primaries.map((p) => calls(p)));
+      expect(seen.reduce((sum, s) => sum + s.sets, 0)).toBe(16);
+      expect(seen.reduce((sum, s) => sum + s.scripts, 0)).toBe(16);
+      const reader = new Cluster(clusters.clusters[0].startupNodes);
+      try {
+        for (const lock of locks) expect(await reader.exists(lock.keys[0])).toBe(0);
+      } finally {
+        reader.disconnect();
+      }
+    } finally {
+      await Promise.all(open.map((r) => r.close()));
+    }
+  }, 60_000);
 });
