@@ -237,6 +237,30 @@ describe('plain-call batches at the edges (3 masters)', () => {
   }, 30_000);
 });
 
+/** The restart guard's trust is read when a vote comes in, batched or not. */
+describe('batched votes and the restart guard (3 masters)', () => {
+  const set = useMasters(3);
+
+  it("a restarted master's batched grants do not count: with another master refusing, concurrent acquisitions fail, and nothing is left", async () => {
+    const ttl = 3_000;
+    const redlock = await set.redlock({ restartGuard: { largestTtl: ttl }, retryCount: 0, commandTimeout: 1_000 });
+    // Fresh masters are distrusted for the guard's duration (ttl + drift).
+    await waitFor(async () => (await redlock.refreshMasterStates()).every((m) => m.trusted), 15_000, 200);
+    const resources = Array.from({ length: 8 }, (_, i) => resourceName(`guarded-${i}`));
+    // Master 1 refuses every key: only masters 0 and 2 could grant.
+    for (const r of resources) await set.clients[1].set(`lock:${r}`, 'someone-else', 'PX', 60_000);
+    await set.masters[2].kill();
+    await set.masters[2].restart();
+    await waitFor(async () => (await redlock.refreshMasterStates())[2].connected, 10_000, 20);
+    const states = await redlock.refreshMasterStates();
+    expect(states[2].trusted).toBe(false);
+    // One turn: the 8 acquisitions leave as one script call per master.
+    const settled = await Promise.allSettled(resources.map((r) => redlock.acquire(r, ttl)));
+    for (const s of settled) expect(s.status).toBe('rejected');
+    for (const r of resources) await expectEventuallyAbsent([set.clients[0], set.clients[2]], `lock:${r}`, 5_000);
+  }, 60_000);
+});
+
 /** A cluster node names every key of a script call in one slot: its calls must not be batched. */
 describe('plain calls on a cluster node are not batched (one 3-shard cluster, no replicas)', () => {
   let clusters: RedisClusters;
