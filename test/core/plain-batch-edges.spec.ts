@@ -137,6 +137,23 @@ describe('plain-call batches at the edges (3 masters)', () => {
     }
   }, 30_000);
 
+  it("an app's quit() in the same turn as deferred calls on its client: every call settles, and a rejected one left nothing", async () => {
+    const client = new Redis(set.urls[0]);
+    await client.ping();
+    const master = { client, scripts: defineScripts(client), label: 'm0' } as unknown as Master;
+    const keys = [0, 1, 2].map((i) => `lock:${resourceName(`quit-${i}`)}`);
+    const deferred = keys.map((key) => plainAcquire(master, key, 'v', '10000'));
+    const quit = client.quit();
+    const settled = await Promise.allSettled(deferred);
+    await quit.catch(() => undefined);
+    for (let i = 0; i < keys.length; i++) {
+      const held = await set.clients[0].get(keys[i]);
+      expect(held).toBe(settled[i].status === 'fulfilled' ? 'v' : null);
+    }
+    await set.clients[0].del(...keys);
+    expect(unhandled).toEqual([]);
+  }, 30_000);
+
   it('a command that does not batch, made after deferred calls in the same turn, runs after them (call order on the connection)', async () => {
     const client = set.clients[0];
     const master = { client, scripts: defineScripts(client), label: 'm0' } as unknown as Master;
