@@ -154,6 +154,25 @@ describe('plain-call batches at the edges (3 masters)', () => {
     expect(unhandled).toEqual([]);
   }, 30_000);
 
+  it('a release that hands the key to a queued waiter works inside a batch: the waiter of another instance gets the lock', async () => {
+    const holder = await set.redlock({ retryCount: 0 });
+    const waiter = await set.redlock({ retryCount: 200, retryDelay: 50 });
+    const [k1, k2] = [resourceName('handed'), resourceName('beside')];
+    const [l1, l2] = await Promise.all([holder.acquire(k1, 10_000), holder.acquire(k2, 10_000)]);
+    const waiting = waiter.acquire(k1, 10_000);
+    await waitFor(async () => {
+      const queued = await Promise.all(set.clients.map((c) => c.zcard(`lock:${k1}:handoff:queue`)));
+      return queued.every((n) => n > 0);
+    }, 10_000);
+    // One turn: both releases leave as one script call per master.
+    await Promise.all([l1.release(), l2.release()]);
+    const handed = await waiting;
+    for (const c of set.clients) expect(await c.get(`lock:${k1}`)).toBe(handed.value);
+    await handed.release();
+    await expectAbsentOnAll(set.clients, `lock:${k1}`);
+    await expectAbsentOnAll(set.clients, `lock:${k2}`);
+  }, 30_000);
+
   it('a command that does not batch, made after deferred calls in the same turn, runs after them (call order on the connection)', async () => {
     const client = set.clients[0];
     const master = { client, scripts: defineScripts(client), label: 'm0' } as unknown as Master;
