@@ -125,36 +125,57 @@ function batchOf(master: Master): Batch | undefined {
   return started;
 }
 
-/** Writes the batch's deferred calls: the one call's own command, or one script call for them all. */
+/**
+ * Calls per script call at most: a batch's arguments are spread into one function call (a few
+ * hundred thousand overflow the stack), and one script call blocks its master while it runs.
+ */
+export const MAX_BATCH_CALLS = 1_000;
+
+/** Writes the batch's deferred calls, in call order: the one call's own command, or script calls of at most MAX_BATCH_CALLS. */
 function sendDeferred(batch: Batch): void {
   const deferred = batch.deferred!;
   const script = batch.script!;
   batch.deferred = undefined;
-  batch.commands++;
-  if (deferred.length === 1) {
-    const { key, a, b, c, resolve, reject } = deferred[0];
-    script.alone(batch.master, key, a, b, c).then(resolve, reject);
-    return;
+  for (let start = 0; start < deferred.length; start += MAX_BATCH_CALLS) {
+    batch.commands++;
+    sendGroup(batch.master, script, deferred.slice(start, start + MAX_BATCH_CALLS));
   }
-  const keys: string[] = new Array(deferred.length);
-  const args: string[] = new Array(deferred.length * 3);
-  for (let i = 0; i < deferred.length; i++) {
-    const d = deferred[i];
-    keys[i] = d.key;
-    args[3 * i] = d.a;
-    args[3 * i + 1] = d.b;
-    args[3 * i + 2] = d.c;
+}
+
+/** One command for `group`; a send that throws rejects its calls (the batch's socket is uncorked all the same). */
+function sendGroup(master: Master, script: BatchScript, group: Deferred[]): void {
+  let sent: Promise<unknown>;
+  try {
+    if (group.length === 1) {
+      const { key, a, b, c } = group[0];
+      sent = script.alone(master, key, a, b, c);
+    } else {
+      const keys: string[] = new Array(group.length);
+      const args: string[] = new Array(group.length * 3);
+      for (let i = 0; i < group.length; i++) {
+        const d = group[i];
+        keys[i] = d.key;
+        args[3 * i] = d.a;
+        args[3 * i + 1] = d.b;
+        args[3 * i + 2] = d.c;
+      }
+      sent = script.together(master, keys, args);
+    }
+  } catch (error) {
+    sent = Promise.reject(error);
   }
-  script.together(batch.master, keys, args).then(
-    (replies) => {
-      for (let i = 0; i < deferred.length; i++) {
+  sent.then(
+    (reply) => {
+      if (group.length === 1) return group[0].resolve(reply);
+      const replies = reply as unknown[];
+      for (let i = 0; i < group.length; i++) {
         const entry = replies[i];
-        if (entry instanceof Error) deferred[i].reject(entry);
-        else deferred[i].resolve(entry);
+        if (entry instanceof Error) group[i].reject(entry);
+        else group[i].resolve(entry);
       }
     },
     (error: unknown) => {
-      for (const d of deferred) d.reject(error);
+      for (const d of group) d.reject(error);
     },
   );
 }
