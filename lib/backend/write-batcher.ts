@@ -138,7 +138,8 @@ function sendDeferred(batch: Batch): void {
   batch.deferred = undefined;
   for (let start = 0; start < deferred.length; start += MAX_BATCH_CALLS) {
     batch.commands++;
-    sendGroup(batch.master, script, deferred.slice(start, start + MAX_BATCH_CALLS));
+    const group = deferred.length <= MAX_BATCH_CALLS ? deferred : deferred.slice(start, start + MAX_BATCH_CALLS);
+    sendGroup(batch.master, script, group);
   }
 }
 
