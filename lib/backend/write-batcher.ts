@@ -121,7 +121,7 @@ function batchOf(master: Master): Batch | undefined {
   open.set(connection, started);
   stream.cork();
   if ((connection.commandQueue?.length ?? 0) >= BUSY_PENDING_REPLIES) setImmediate(flushWhenAnswered, started);
-  else process.nextTick(flush, started);
+  else setImmediate(flush, started);
   return started;
 }
 
