@@ -78,9 +78,7 @@ export function voteRound(
   for (let i = 0; i < n; i++) {
     const master = masters[i];
     if (master.excluded) {
-      const trust = trusts?.(i);
-      const distrustedFor = trust && trust !== true ? trust.distrustedFor : 0;
-      record(i, { master: master.label, status: 'excluded', distrust: master.excluded, distrustedFor });
+      record(i, excludedOutcome(master, trusts?.(i)));
       continue;
     }
     let reply: Promise<unknown>;
@@ -94,17 +92,7 @@ export function voteRound(
     reply.then(
       (value) => {
         if (outcomes[i] === undefined) replies[i] = value;
-        const trust = trusts ? trusts(i) : true;
-        if (trust === false) record(i, { master: master.label, status: 'restarted' });
-        else if (trust !== true && trust !== undefined) {
-          record(i, {
-            master: master.label,
-            status: trust.status,
-            distrust: trust.distrust,
-            distrustedFor: trust.distrustedFor,
-            ...(trust.shard !== undefined ? { shard: trust.shard } : {}),
-          });
-        } else record(i, { master: master.label, status: isGranted(value) ? 'granted' : 'refused' });
+        record(i, outcomeOf(master, value, trusts ? trusts(i) : true, isGranted));
       },
       (error: unknown) =>
         record(i, {
@@ -121,5 +109,30 @@ export function voteRound(
     },
     outcomes,
     replies,
+  };
+}
+
+/** The outcome of a master the library does not ask (excluded), with how long it has been distrusted. */
+function excludedOutcome(master: Master, trust: ReturnType<TrustCheck>): MasterOutcome {
+  const distrustedFor = trust && trust !== true ? trust.distrustedFor : 0;
+  return { master: master.label, status: 'excluded', distrust: master.excluded, distrustedFor };
+}
+
+/** A master's answer as its vote: trusted, its reply decides; else why the vote does not count. */
+function outcomeOf(
+  master: Master,
+  value: unknown,
+  trust: ReturnType<TrustCheck>,
+  isGranted: (reply: unknown) => boolean,
+): MasterOutcome {
+  if (trust === false) return { master: master.label, status: 'restarted' };
+  if (trust === true || trust === undefined)
+    return { master: master.label, status: isGranted(value) ? 'granted' : 'refused' };
+  return {
+    master: master.label,
+    status: trust.status,
+    distrust: trust.distrust,
+    distrustedFor: trust.distrustedFor,
+    ...(trust.shard !== undefined ? { shard: trust.shard } : {}),
   };
 }
