@@ -64,8 +64,9 @@ const open = new WeakMap<object, Batch>();
 /**
  * Batches the commands sent to `master` into one socket write; call it before each command. The
  * socket is corked on a batch's first command and uncorked:
- * - on `process.nextTick` when few replies are pending on the connection, so a sequential caller
- *   pays no wait;
+ * - at `setImmediate` when few replies are pending on the connection: after the I/O callbacks of
+ *   this loop turn, so the calls of requests that arrived together leave together, while a sequential
+ *   caller waits for no other reply;
  * - while the connection is busy, in the loop turn where the replies of its previous write have all
  *   come in (at `setImmediate`, after that turn's I/O callbacks added their commands), as ioredis
  *   auto-pipelining keeps one pipeline in flight; at the latest after {@link MAX_HOLD_TURNS} turns.
@@ -121,7 +122,7 @@ function batchOf(master: Master): Batch | undefined {
   open.set(connection, started);
   stream.cork();
   if ((connection.commandQueue?.length ?? 0) >= BUSY_PENDING_REPLIES) setImmediate(flushWhenAnswered, started);
-  else process.nextTick(flush, started);
+  else setImmediate(flush, started);
   return started;
 }
 

@@ -109,7 +109,7 @@ describe('voteRound', () => {
 });
 
 describe('coalesceWrites', () => {
-  it('corks each master socket once per tick, so all rounds sent in one tick leave in one write', async () => {
+  it('corks each master socket once per loop turn, so all rounds sent in one turn leave in one write', async () => {
     const calls: string[] = [];
     const stream = { writable: true, cork: () => calls.push('cork'), uncork: () => calls.push('uncork') };
     const master = { label: 'm0:6379', client: { stream } } as unknown as Master;
@@ -122,7 +122,10 @@ describe('coalesceWrites', () => {
         (r) => r === 1,
       );
     expect(calls).toEqual(['cork']);
+    // Still corked after this callback: another socket's callback of the same poll phase joins the write.
     await new Promise((resolve) => process.nextTick(resolve));
+    expect(calls).toEqual(['cork']);
+    await new Promise((resolve) => setImmediate(resolve));
     expect(calls).toEqual(['cork', 'uncork']);
     voteRound(
       [master],
@@ -132,7 +135,7 @@ describe('coalesceWrites', () => {
       (r) => r === 1,
     );
     expect(calls).toEqual(['cork', 'uncork', 'cork']);
-    await new Promise((resolve) => process.nextTick(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
   });
 
   /**
@@ -191,7 +194,7 @@ describe('coalesceWrites', () => {
     const answering = busyMaster('m1:6379', 8);
     const idle = busyMaster('m2:6379', 0);
     for (const m of [silent, answering, idle]) m.round();
-    await new Promise((resolve) => process.nextTick(resolve));
+    await loopTurn();
     expect(idle.calls).toEqual(['cork', 'uncork']);
     answering.answer(8);
     await loopTurn();
@@ -199,7 +202,7 @@ describe('coalesceWrites', () => {
     expect(silent.calls).toEqual(['cork']);
   });
 
-  it('still writes at the end of the tick when only a sequential caller is waiting for replies', async () => {
+  it('still writes in the same loop turn when only a sequential caller is waiting for replies', async () => {
     const calls: string[] = [];
     const stream = { writable: true, cork: () => calls.push('cork'), uncork: () => calls.push('uncork') };
     const master = {
@@ -213,7 +216,7 @@ describe('coalesceWrites', () => {
       () => Promise.resolve(1),
       (r) => r === 1,
     );
-    await new Promise((resolve) => process.nextTick(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
     expect(calls).toEqual(['cork', 'uncork']);
   });
 
