@@ -10,6 +10,37 @@ import type { PhaseResult } from '../../chaos/phase.js';
 import type { MasterEvent } from '../../chaos/history.js';
 import type { SectionRecord } from '../../chaos/types.js';
 
+/**
+ * A phase's record for the checker, with nothing in it but what `parts` says: 5 masters, a
+ * 1,000 ms TTL, a 200 ms command timeout, a run from 0 to 5,000 ms.
+ */
+function phaseOf(phase: string, spec: PhaseResult['spec'], parts: Partial<PhaseResult>): PhaseResult {
+  return {
+    phase,
+    spec,
+    sections: [],
+    failures: [],
+    probes: [],
+    bands: [],
+    pauses: [],
+    keysLeft: [],
+    registerLogs: new Map(),
+    startedAt: 0,
+    endedAt: 5_000,
+    masterEvents: [],
+    clientCycles: {},
+    stalls: [],
+    bound: 2_000,
+    runFrom: 0,
+    runTo: 5_000,
+    cycles: 0,
+    masterCount: 5,
+    ttl: 1_000,
+    commandTimeout: 200,
+    ...parts,
+  };
+}
+
 describe('the key scan', () => {
   let masters: RedisMasters;
   let inspector: Inspector;
@@ -189,29 +220,18 @@ describe('the handoff as the masters record it', () => {
     settledAt: start + 20,
   });
   const run = (sections: SectionRecord[], masterEvents: MasterEvent[]): string[] =>
-    checkPhase({
-      phase: 'u3',
-      spec: { id: 'u3', fault: 'none', guard: true, fencing: true, seconds: 1, title: 'none' },
-      sections,
-      failures: [],
-      probes: [],
-      bands: [],
-      pauses: [],
-      keysLeft: [],
-      registerLogs: new Map(),
-      startedAt: 0,
-      endedAt: 5_000,
-      masterEvents,
-      clientCycles: { c1: sections.length },
-      stalls: [],
-      bound: 2_000,
-      runFrom: 0,
-      runTo: 5_000,
-      cycles: sections.length,
-      masterCount: 5,
-      ttl: 1_000,
-      commandTimeout: 200,
-    }).problems.map((p) => p.check);
+    checkPhase(
+      phaseOf(
+        'u3',
+        { id: 'u3', fault: 'none', guard: true, fencing: true, seconds: 1, title: 'none' },
+        {
+          sections,
+          masterEvents,
+          clientCycles: { c1: sections.length },
+          cycles: sections.length,
+        },
+      ),
+    ).problems.map((p) => p.check);
   const onAll = (f: (m: number) => MasterEvent[]) => [0, 1, 2, 3, 4].flatMap(f);
 
   it("bounds a handed-over grant from the releaser's writes, not from the waiter's earlier ticket scripts", () => {
@@ -308,29 +328,15 @@ describe('the handoff as the masters record it', () => {
 describe('evictions as the masters record them (notices come late, by pub/sub)', () => {
   const key = 'lock:u4:cold:1';
   const foreign = (masterEvents: MasterEvent[]): number =>
-    checkPhase({
-      phase: 'u4',
-      spec: { id: 'u4', fault: 'evicting-master', guard: true, fencing: true, seconds: 1, title: 'evicting-master' },
-      sections: [],
-      failures: [],
-      probes: [],
-      bands: [],
-      pauses: [],
-      keysLeft: [],
-      registerLogs: new Map(),
-      startedAt: 0,
-      endedAt: 5_000,
-      masterEvents,
-      clientCycles: {},
-      stalls: [],
-      bound: 2_000,
-      runFrom: 0,
-      runTo: 5_000,
-      cycles: 0,
-      masterCount: 5,
-      ttl: 1_000,
-      commandTimeout: 200,
-    }).oracle.foreignWrites;
+    checkPhase(
+      phaseOf(
+        'u4',
+        { id: 'u4', fault: 'evicting-master', guard: true, fencing: true, seconds: 1, title: 'evicting-master' },
+        {
+          masterEvents,
+        },
+      ),
+    ).oracle.foreignWrites;
   const set = (t: number, value: string, lua: boolean): MasterEvent =>
     lua
       ? { t, m: 0, kind: 'cmd', args: ['set', key, value, 'PX', '1000'], lua, sv: value }
@@ -407,29 +413,18 @@ describe('a SET NX the history takes as refused although an eviction had freed t
   // `b`'s release: a script that deletes only a key holding `b`, so its DEL on m1 proves the SET NX there.
   const release = (masters: number[]) => masters.map((m) => cmd(1_025, m, ['del', key], 'b'));
   const check = (events: MasterEvent[]) =>
-    checkPhase({
-      phase: 'u5',
-      spec: { id: 'u5', fault: 'evicting-master', guard: true, fencing: true, seconds: 1, title: 'evicting-master' },
-      sections: [section],
-      failures: [],
-      probes: [],
-      bands: [],
-      pauses: [],
-      keysLeft: [],
-      registerLogs: new Map(),
-      startedAt: 0,
-      endedAt: 5_000,
-      masterEvents: events,
-      clientCycles: { c2: 1 },
-      stalls: [],
-      bound: 2_000,
-      runFrom: 0,
-      runTo: 5_000,
-      cycles: 1,
-      masterCount: 5,
-      ttl: 1_000,
-      commandTimeout: 200,
-    });
+    checkPhase(
+      phaseOf(
+        'u5',
+        { id: 'u5', fault: 'evicting-master', guard: true, fencing: true, seconds: 1, title: 'evicting-master' },
+        {
+          sections: [section],
+          masterEvents: events,
+          clientCycles: { c2: 1 },
+          cycles: 1,
+        },
+      ),
+    );
 
   it("counts that master's vote when the value's own script later acted on the key there", () => {
     const c = check([...base, evictedAfterTheSet, ...release([0, 3, 4])]);
@@ -500,29 +495,18 @@ describe('two grants under an eviction when the holder that lost its key began i
     ...[1, 3].map((m) => cmd(1_030, m, ['del', key], 'y')),
   ];
   const check = (masterEvents: MasterEvent[]) =>
-    checkPhase({
-      phase: 'u6',
-      spec: { id: 'u6', fault: 'evicting-master', guard: true, fencing: true, seconds: 1, title: 'evicting-master' },
-      sections: [section('c1:1', 'x', 990, 1_015, 1_025), section('c2:1', 'y', 1_002, 1_010, 1_020)],
-      failures: [],
-      probes: [],
-      bands: [],
-      pauses: [],
-      keysLeft: [],
-      registerLogs: new Map(),
-      startedAt: 0,
-      endedAt: 5_000,
-      masterEvents,
-      clientCycles: { c1: 1, c2: 1 },
-      stalls: [],
-      bound: 2_000,
-      runFrom: 0,
-      runTo: 5_000,
-      cycles: 2,
-      masterCount: 5,
-      ttl: 1_000,
-      commandTimeout: 200,
-    });
+    checkPhase(
+      phaseOf(
+        'u6',
+        { id: 'u6', fault: 'evicting-master', guard: true, fencing: true, seconds: 1, title: 'evicting-master' },
+        {
+          sections: [section('c1:1', 'x', 990, 1_015, 1_025), section('c2:1', 'y', 1_002, 1_010, 1_020)],
+          masterEvents,
+          clientCycles: { c1: 1, c2: 1 },
+          cycles: 2,
+        },
+      ),
+    );
 
   it("excuses the overlap by the eviction of the later section's bare quorum before the earlier one's grant", () => {
     const c = check(events(true));
