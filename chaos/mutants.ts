@@ -235,6 +235,21 @@ export const MUTANTS: Mutant[] = [
     // pass, guard off, does so about once per double failover).
     phase: { fault: 'cluster-failover', guard: true, seconds: 60 },
   },
+  // The batched plain path: each call must read its own entry of the batch's reply.
+  {
+    name: 'batch-reply-misread',
+    bug: "a call of a batched script reads its neighbour's entry of the reply (a refused SET counted as a grant)",
+    patches: [
+      {
+        file: 'backend/write-batcher.ts',
+        find: 'const entry = replies[i];',
+        replace: 'const entry = replies[(i + 1) % group.length];',
+      },
+    ],
+    // A hot key's first attempt, refused by its holder, rides in one batch with the cold workers'
+    // calls of the same process (granted SETs, releases): read as theirs, the refusal is a grant.
+    phase: { fault: 'none', guard: true },
+  },
   // Waiting: queue bookkeeping that strands a free key.
   {
     name: 'expired-tickets-never-pruned',

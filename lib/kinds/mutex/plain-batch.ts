@@ -21,11 +21,12 @@ export function batchesOn(master: Master): boolean {
 }
 
 /**
- * `SET key value NX PX ttl`: 'OK' or null alone, 1 or 0 in a batch ({@link isSet}). On a plain master it is batched with the plain calls of
- * this loop turn; elsewhere it is written with the turn's other commands.
+ * `SET key value NX PX ttl`: 'OK' or null alone, 1 or 0 in a batch (read it with {@link isSet}). On a
+ * plain master it is batched with the plain calls of this loop turn; elsewhere it is written with the
+ * turn's other commands.
  *
  * @example
- * const granted = (await plainAcquire(master, 'lock:orders', value, '10000')) === 'OK';
+ * const granted = isSet(await plainAcquire(master, 'lock:orders', value, '10000'));
  */
 export function plainAcquire(master: Master, key: string, value: string, ttl: string): Promise<unknown> {
   if (batchesOn(master)) return sendBatched(master, PLAIN_BATCH, key, 'a', value, ttl);
