@@ -467,10 +467,11 @@ export function analyseHistory(events: readonly MasterEvent[], masterCount: numb
       const pxAt = upper.indexOf('PX');
       const px = pxAt >= 0 ? Number(rest[pxAt + 1]) : Infinity;
       let cur = live(e.m, key, e.t);
-      // Only a write that certainly ran takes a late eviction notice early: a script's SET (it runs on
-      // a free key only) or a plain SET. MONITOR logs a client's SET NX whether it succeeded or not;
-      // one that found the key held is kept aside, and a later script carrying its value proves it.
-      if (cur && cur.h.value !== value && (e.lua || !nx)) {
+      // Only a write that certainly ran takes a late eviction notice early: a SET without NX (a
+      // script's handover, a ticket's grant, a client's plain SET). MONITOR logs a SET NX whether it
+      // succeeded or not, a client's or a script's alike (the batched plain path's acquire): one that
+      // found the key held is kept aside, and a later script carrying its value proves it.
+      if (cur && cur.h.value !== value && !nx) {
         evictEarly(e.m, key, e.t);
         cur = live(e.m, key, e.t);
       }

@@ -7,7 +7,7 @@ import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.
 import { checkPhase } from '../../chaos/checker.js';
 import { Inspector } from '../../chaos/nemesis.js';
 import type { PhaseResult } from '../../chaos/phase.js';
-import type { MasterEvent } from '../../chaos/history.js';
+import { analyseHistory, mastersHolding, type MasterEvent } from '../../chaos/history.js';
 import type { SectionRecord } from '../../chaos/types.js';
 
 /**
@@ -372,6 +372,52 @@ describe('evictions as the masters record them (notices come late, by pub/sub)',
     ];
     expect(foreign(events(499.5))).toBe(0);
     expect(foreign(events(480))).toBe(1);
+  });
+});
+
+describe("the batched plain path's SET NX (plain-batch.lua: MONITOR logs it from the script whether it took the key or not)", () => {
+  const key = 'lock:u6:cold:1';
+  // As the batch records them: the script's ARGV[1] is an entry's op ('a', 'r'), the values follow.
+  const clientSetNx = (t: number, value: string): MasterEvent => ({
+    t,
+    m: 0,
+    kind: 'cmd',
+    args: ['set', key, value, 'PX', '1000', 'NX'],
+    lua: false,
+  });
+  const batchSetNx = (t: number, value: string): MasterEvent => ({
+    t,
+    m: 0,
+    kind: 'cmd',
+    args: ['set', key, value, 'PX', '1000', 'NX'],
+    lua: true,
+    sv: 'a',
+    sa: [value, '1000'],
+  });
+  const batchRelease = (t: number, value: string): MasterEvent => ({
+    t,
+    m: 0,
+    kind: 'cmd',
+    args: ['del', key],
+    lua: true,
+    sv: 'r',
+    sa: [value, '200'],
+  });
+  const evicted = (t: number): MasterEvent => ({ t, m: 0, kind: 'evicted', key });
+  const holds = (events: MasterEvent[], value: string) =>
+    mastersHolding(analyseHistory(events, 1), key, value, 0, 5_000).size;
+
+  it('takes it as a grant on a key the replay has free', () => {
+    expect(holds([batchSetNx(100, 'b')], 'b')).toBe(1);
+  });
+
+  it('takes it as refused on a held key, even when a late eviction notice may have freed the key first (it is no proof)', () => {
+    // `a` holds; `b`'s SET NX ran at 100 and the notice of `a`'s eviction came at 130: either order is possible.
+    expect(holds([clientSetNx(0, 'a'), batchSetNx(100, 'b'), evicted(130)], 'b')).toBe(0);
+  });
+
+  it("counts it once a later script of the value acted on the key (the release's DEL proves the SET NX took it)", () => {
+    expect(holds([clientSetNx(0, 'a'), batchSetNx(100, 'b'), evicted(130), batchRelease(200, 'b')], 'b')).toBe(1);
   });
 });
 
