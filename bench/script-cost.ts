@@ -6,7 +6,7 @@
  * interleaved, `--rounds` times.
  *
  *   npm run bench:lua                                  # this checkout's scripts
- *   npm run bench:lua -- --ref main                    # and those of another commit, same run
+ *   npm run bench:lua -- --ref main                    # and those of another commit, same run (with per-round ratios)
  *   npm run bench:lua -- --entries 16 --batches 400 --rounds 9 --pin
  *   npm run bench:lua -- --batch-lua try=my-batch.lua  # a batch script of your own (its text as Redis runs it)
  *
@@ -27,7 +27,7 @@ import { startRedisMasters } from '../tools/redis-masters.js';
 const { values } = parseArgs({
   options: {
     entries: { type: 'string', default: '32' },
-    batches: { type: 'string', default: '300' },
+    batches: { type: 'string', default: '1000' },
     rounds: { type: 'string', default: '7' },
     ref: { type: 'string' },
     'batch-lua': { type: 'string', multiple: true, default: [] },
@@ -145,6 +145,12 @@ try {
   for (const [name, r] of results) {
     const cycle = r.acquire.map((a, i) => a + r.release[i]);
     console.log(`${name.padEnd(16)} ${fmt(r.acquire).padEnd(22)} ${fmt(r.release).padEnd(22)} ${fmt(cycle)}`);
+  }
+  const cycles = (name: string) => results.get(name)!.acquire.map((a, i) => a + results.get(name)!.release[i]);
+  for (const name of values.ref ? ['alone', 'batch'] : []) {
+    const mine = cycles(name);
+    const theirs = cycles(`${name}@${values.ref}`);
+    console.log(`${name} ÷ ${name}@${values.ref}, per round: ${fmt(mine.map((c, i) => c / theirs[i]))}`);
   }
 } finally {
   client.disconnect();
