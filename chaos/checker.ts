@@ -531,6 +531,8 @@ export function checkPhase(result: PhaseResult): PhaseCheck {
   for (const e of result.masterEvents ?? []) {
     if (e.kind !== 'cmd' || !e.lua || e.args[0].toLowerCase() !== 'set' || e.sv === undefined) continue;
     if (e.sv === e.args[2] || e.args[2].startsWith('~')) continue;
+    // A handover's SET never has NX; the batched plain path's acquire does (its script's ARGV[1] is an op).
+    if (e.args.some((a) => a.toUpperCase() === 'NX')) continue;
     const at = `${e.m} ${e.args[1]} ${e.args[2]}`;
     handedAt.set(at, [...(handedAt.get(at) ?? []), e.t]);
   }

@@ -41,6 +41,52 @@ function carries(e: { sv?: string; sa?: string[] }, value: string): boolean {
   return [e.sv, ...(e.sa ?? [])].some((a) => a !== undefined && (a === value || a.endsWith(` ${value}`)));
 }
 
+/**
+ * A call of the batched plain path's script (lib/kinds/mutex/plain-batch.lua): its entries run in
+ * order, each a `SET NX` of its value ('a') or a release ('r') on its key. Its ARGV[1] is the first
+ * entry's op, so each command it runs is attributed to its own entry instead, searching from the
+ * entry matched last: a `SET NX` to the acquire of that value on that key; a `DEL` or a handover's
+ * `SET` to the releases of that key before its next acquire (all of them: a release whose value the
+ * key did not hold runs nothing, so which one ran is the replay's to tell). Commands on other keys
+ * (the handoff queue's) match no entry.
+ */
+interface BatchCall {
+  /** The value of the entry that ran the command, and of the other entries that may have. */
+  entryOf(args: string[]): { value: string; also: string[] } | undefined;
+}
+
+/** The batch call of a script call's `keys` and `argv` (three per entry, the first 'a' or 'r'), or undefined for another script. */
+function batchOf(keys: string[], argv: string[]): BatchCall | undefined {
+  if (keys.length === 0 || argv.length !== 3 * keys.length) return undefined;
+  for (let i = 0; i < argv.length; i += 3) if (argv[i] !== 'a' && argv[i] !== 'r') return undefined;
+  const op = (i: number) => argv[3 * i];
+  const valueOf = (i: number) => argv[3 * i + 1];
+  let at = 0;
+  return {
+    entryOf(args) {
+      const [name, key, value] = args;
+      const setNx = name.toLowerCase() === 'set' && args.some((a) => a.toUpperCase() === 'NX');
+      const found: number[] = [];
+      for (let i = at; i < keys.length; i++) {
+        if (keys[i] !== key) continue;
+        if (setNx) {
+          if (op(i) !== 'a' || valueOf(i) !== value) continue;
+          found.push(i);
+          break;
+        }
+        if (op(i) === 'a') {
+          if (found.length > 0) break;
+          continue;
+        }
+        found.push(i);
+      }
+      if (found.length === 0) return undefined;
+      at = found[0];
+      return { value: valueOf(found[0]), also: found.slice(1).map(valueOf) };
+    },
+  };
+}
+
 /** One thing that happened on a master, on the shared clock. */
 export type MasterEvent =
   /** A command as executed. `lua`: run inside a script; `sv`: the script's ARGV[1] (the lock value, for our scripts). */
@@ -81,6 +127,8 @@ export class MasterHistory {
   private readonly subscribers: (Redis | undefined)[];
   private readonly scriptValue: (string | undefined)[];
   private readonly scriptArgs: (string[] | undefined)[];
+  /** The batched plain path's script call running on each master, if that is what runs. */
+  private readonly batches: (BatchCall | undefined)[] = [];
   /** How far each master's wall clock is set off (libfaketime), ms: its MONITOR stamps are corrected by it. */
   private readonly clockOffset: number[];
   /** The offsets each master's clock had lately (newest first): a line in flight across a step carries the old one. */
@@ -181,10 +229,12 @@ export class MasterHistory {
       const numKeys = Number(args[2]);
       this.scriptValue[m] = args[3 + numKeys];
       this.scriptArgs[m] = args.slice(4 + numKeys);
+      this.batches[m] = batchOf(args.slice(3, 3 + numKeys), args.slice(3 + numKeys));
       return;
     }
     if (name !== 'set' && name !== 'pexpire' && name !== 'del') return;
     if (!args.slice(1).some((a) => a.startsWith(this.prefix))) return;
+    const entry = lua ? this.batches[m]?.entryOf(args) : undefined;
     // A line cannot describe a command run after it arrived. Across a clock step the line may carry
     // the old offset or the new: of the offsets lately in force, the one that puts the command latest
     // but not after its arrival (a stamp read with the wrong one lands a whole step away).
@@ -197,8 +247,14 @@ export class MasterHistory {
       kind: 'cmd',
       args,
       lua,
-      sv: lua ? this.scriptValue[m] : undefined,
-      sa: lua && this.scriptArgs[m]?.length ? this.scriptArgs[m] : undefined,
+      sv: entry ? entry.value : lua ? this.scriptValue[m] : undefined,
+      sa: entry
+        ? entry.also.length
+          ? entry.also
+          : undefined
+        : lua && this.scriptArgs[m]?.length
+          ? this.scriptArgs[m]
+          : undefined,
     });
   }
 
@@ -467,10 +523,11 @@ export function analyseHistory(events: readonly MasterEvent[], masterCount: numb
       const pxAt = upper.indexOf('PX');
       const px = pxAt >= 0 ? Number(rest[pxAt + 1]) : Infinity;
       let cur = live(e.m, key, e.t);
-      // Only a write that certainly ran takes a late eviction notice early: a script's SET (it runs on
-      // a free key only) or a plain SET. MONITOR logs a client's SET NX whether it succeeded or not;
-      // one that found the key held is kept aside, and a later script carrying its value proves it.
-      if (cur && cur.h.value !== value && (e.lua || !nx)) {
+      // Only a write that certainly ran takes a late eviction notice early: a SET without NX (a
+      // script's handover, a ticket's grant, a client's plain SET). MONITOR logs a SET NX whether it
+      // succeeded or not, a client's or a script's alike (the batched plain path's acquire): one that
+      // found the key held is kept aside, and a later script carrying its value proves it.
+      if (cur && cur.h.value !== value && !nx) {
         evictEarly(e.m, key, e.t);
         cur = live(e.m, key, e.t);
       }

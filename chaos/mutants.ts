@@ -56,10 +56,16 @@ export const MUTANTS: Mutant[] = [
         replace: "if true then\n    redis.call('del', KEYS[i])",
       },
       {
-        // single-key releases go through the handoff release script
+        // single-key releases on a cluster node or a prefixed connection go through the handoff release script
         file: 'lua/includes/release-or-hand-over.lua',
         find: "if redis.pcall('get', lockKey) ~= lockValue then return 0 end\nredis.call('del', lockKey)",
         replace: "redis.call('del', lockKey)",
+      },
+      {
+        // and on a plain master, its own uncontended path (plain-release.lua, plain-batch.lua)
+        file: 'lua/includes/plain-release-key.lua',
+        find: "  if redis.pcall('get', lockKey) ~= lockValue then return 0 end\n  redis.call('del', lockKey)",
+        replace: "  redis.call('del', lockKey)",
       },
     ],
     phase: { fault: 'none', guard: true },

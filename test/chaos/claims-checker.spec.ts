@@ -261,6 +261,23 @@ describe('keys left by failed attempts', () => {
     expect(check.problems).toEqual([]);
   });
 
+  it("a failed attempt's SET NX from the batched plain path (another value's script: the batch's ARGV[1] is an op) is no handover", () => {
+    // c2's attempt took two masters with its batched SET NX (plain-batch.lua), gave up late and never
+    // deleted them: they live out their TTL. The batch's MONITOR line carries `a` as ARGV[1], but a
+    // handover's SET never has NX.
+    const batched = [0, 1].map((m): MasterEvent => ({
+      t: 1_030,
+      m,
+      kind: 'cmd',
+      args: ['set', KEY, 'v2', 'PX', String(TTL), 'NX'],
+      lua: true,
+      sv: 'a',
+      sa: ['v2', String(TTL)],
+    }));
+    const events = [...writes('v1', [1_000, 1_001, 1_002, 1_003, 1_004]), ...release('v1', 1_020), ...batched];
+    expect(failed(phase([holder], events, [gaveUp(1_900)]))).toContain('failed attempt left its keys');
+  });
+
   it('renewed later than two claim windows after the handover, or given up on while it lived, it fails the run', () => {
     expect(failed(phase([earlier, holder], handover([1_300, 1_900]), [gaveUp(3_000)]))).toContain(
       'failed attempt left its keys',

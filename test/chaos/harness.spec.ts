@@ -7,7 +7,12 @@ import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.
 import { checkPhase } from '../../chaos/checker.js';
 import { Inspector } from '../../chaos/nemesis.js';
 import type { PhaseResult } from '../../chaos/phase.js';
-import type { MasterEvent } from '../../chaos/history.js';
+import { Redis } from 'ioredis';
+import { analyseHistory, MasterHistory, mastersHolding, type MasterEvent } from '../../chaos/history.js';
+import type { Master } from '../../lib/backend/master.js';
+import { plainAcquire, plainRelease } from '../../lib/kinds/mutex/plain-batch.js';
+import { defineScripts } from '../../lib/lua/scripts.js';
+import { waitFor } from '../support/index.js';
 import type { SectionRecord } from '../../chaos/types.js';
 
 /**
@@ -372,6 +377,98 @@ describe('evictions as the masters record them (notices come late, by pub/sub)',
     ];
     expect(foreign(events(499.5))).toBe(0);
     expect(foreign(events(480))).toBe(1);
+  });
+});
+
+describe("the masters' history of a batched call (plain-batch.lua), recorded by MONITOR", () => {
+  let masters: RedisMasters;
+  let client: Redis;
+  beforeAll(async () => {
+    masters = await startRedisMasters(1);
+    client = new Redis(masters.urls[0]);
+  }, 20_000);
+  afterAll(async () => {
+    client?.disconnect();
+    await masters?.stop();
+  });
+
+  it("attributes each command of the script to its own entry's value (the script's ARGV[1] is only the first entry's op)", async () => {
+    const history = new MasterHistory(masters.urls, 'lock:');
+    await history.start();
+    try {
+      const master = { client, scripts: defineScripts(client), label: 'm0' } as unknown as Master;
+      await client.set('lock:b6:held', 'holder');
+      await client.set('lock:b6:release', 'mine');
+      await client.set('lock:b6:two', 'second');
+      // One loop turn, one script call: a granted SET NX, a refused one, a release, then two releases
+      // of one key of which only the second holds it (the first runs nothing MONITOR shows).
+      const replies = await Promise.all([
+        plainAcquire(master, 'lock:b6:free', 'granted', '10000'),
+        plainAcquire(master, 'lock:b6:held', 'refused', '10000'),
+        plainRelease(master, 'lock:b6:release', 'mine', '0'),
+        plainRelease(master, 'lock:b6:two', 'first', '0'),
+        plainRelease(master, 'lock:b6:two', 'second', '0'),
+      ]);
+      expect(replies).toEqual([1, 0, 1, 0, 1]);
+      const fromScript = () => history.events.filter((e) => e.kind === 'cmd' && e.lua);
+      expect(await waitFor(() => fromScript().length === 4)).toBe(true);
+      expect(fromScript().map((e) => e.kind === 'cmd' && [e.args[0].toLowerCase(), e.args[1], e.sv, e.sa])).toEqual([
+        ['set', 'lock:b6:free', 'granted', undefined],
+        ['set', 'lock:b6:held', 'refused', undefined],
+        ['del', 'lock:b6:release', 'mine', undefined],
+        // either release may have run it: both are named, and the replay's holder tells which
+        ['del', 'lock:b6:two', 'first', ['second']],
+      ]);
+    } finally {
+      history.stop();
+      await client.del('lock:b6:free', 'lock:b6:held');
+    }
+  }, 30_000);
+});
+
+describe("the batched plain path's SET NX (plain-batch.lua: MONITOR logs it from the script whether it took the key or not)", () => {
+  const key = 'lock:u6:cold:1';
+  // As the batch records them: the script's ARGV[1] is an entry's op ('a', 'r'), the values follow.
+  const clientSetNx = (t: number, value: string): MasterEvent => ({
+    t,
+    m: 0,
+    kind: 'cmd',
+    args: ['set', key, value, 'PX', '1000', 'NX'],
+    lua: false,
+  });
+  const batchSetNx = (t: number, value: string): MasterEvent => ({
+    t,
+    m: 0,
+    kind: 'cmd',
+    args: ['set', key, value, 'PX', '1000', 'NX'],
+    lua: true,
+    sv: 'a',
+    sa: [value, '1000'],
+  });
+  const batchRelease = (t: number, value: string): MasterEvent => ({
+    t,
+    m: 0,
+    kind: 'cmd',
+    args: ['del', key],
+    lua: true,
+    sv: 'r',
+    sa: [value, '200'],
+  });
+  const evicted = (t: number): MasterEvent => ({ t, m: 0, kind: 'evicted', key });
+  const holds = (events: MasterEvent[], value: string) =>
+    mastersHolding(analyseHistory(events, 1), key, value, 0, 5_000).size;
+
+  it('takes it as a grant on a key the replay has free', () => {
+    expect(holds([batchSetNx(100, 'b')], 'b')).toBe(1);
+  });
+
+  it('takes it as refused on a held key, even when a late eviction notice may have freed the key first (it is no proof)', () => {
+    // `a` holds; `b`'s SET NX ran at 100 and the notice of `a`'s eviction came at 130: either order is possible.
+    expect(holds([clientSetNx(0, 'a'), batchSetNx(100, 'b'), evicted(130)], 'b')).toBe(0);
+  });
+
+  it("counts it once a later script of the value acted on the key (the release's DEL proves the SET NX took it)", () => {
+    expect(holds([clientSetNx(0, 'a'), batchSetNx(100, 'b'), evicted(130), batchRelease(200, 'b')], 'b')).toBe(1);
   });
 });
 

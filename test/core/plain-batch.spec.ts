@@ -87,4 +87,34 @@ describe('plain calls of one loop turn batched per master (3 masters)', () => {
     }
     expect(await client.exists(held, fresh)).toBe(0);
   }, 30_000);
+
+  it('an entry that fails in the middle of a batch rejects its own call only: the entries before and after it ran', async () => {
+    const client = set.clients[2];
+    const master = { client, scripts: defineScripts(client), label: 'm2' } as unknown as Master;
+    const before = `lock:${resourceName('mid-before')}`;
+    const broken = `lock:${resourceName('mid-broken')}`;
+    const after = `lock:${resourceName('mid-after')}`;
+    // The release finds a claims key, but of the wrong type: its HDEL fails after the key was deleted.
+    await client.set(broken, 'v0');
+    await client.set(`${broken}:handoff:claim`, 'not a hash');
+    try {
+      const replies = await Promise.allSettled([
+        plainAcquire(master, before, 'v1', '10000'),
+        plainRelease(master, broken, 'v0', '10000'),
+        plainAcquire(master, after, 'v2', '10000'),
+        plainRelease(master, before, 'v1', '10000'),
+      ]);
+      expect(replies[0]).toEqual({ status: 'fulfilled', value: 1 });
+      expect(replies[1].status).toBe('rejected');
+      expect(String((replies[1] as PromiseRejectedResult).reason)).toMatch(/WRONGTYPE/);
+      expect(replies.slice(2)).toEqual([
+        { status: 'fulfilled', value: 1 },
+        { status: 'fulfilled', value: 1 },
+      ]);
+      expect(await client.get(after)).toBe('v2');
+      expect(await client.exists(before, broken)).toBe(0);
+    } finally {
+      await client.del(before, broken, after, `${broken}:handoff:claim`);
+    }
+  }, 30_000);
 });

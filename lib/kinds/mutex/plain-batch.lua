@@ -1,7 +1,6 @@
 -- The plain acquires and releases that one loop turn sent to a plain master, as one call, in the
 -- order they were made (lib/backend/write-batcher.ts): each entry does what its own command would,
--- a `SET NX PX` or plain-release. The key is tested before it is set, so a SET that MONITOR shows
--- from this script always took the key.
+-- a `SET NX PX` or plain-release.
 -- KEYS: the lock key of each entry
 -- ARGV: three per entry: 'a' (acquire) or 'r' (release); the value; the TTL ms (acquire) or the
 --   reservation ms (release, '0' for a silent one)
@@ -9,17 +8,24 @@
 --   2, 1 or 0 as plain-release (release); an error reply for an entry that failed (the others ran).
 --#include names
 --#include plain-release-key
-local function acquireKey(key, value, ttl)
-  if redis.call('exists', key) == 1 then return 0 end
-  redis.call('set', key, value, 'PX', ttl)
-  return 1
+local replies, n, i = {}, #KEYS, 0
+-- Runs the entries after i. An entry whose command fails raises out of it; the loop below keeps
+-- the error as that entry's reply and calls it again for the next ones: one pcall per script call
+-- instead of one per entry.
+local function run()
+  while i < n do
+    i = i + 1
+    local j = 3 * i
+    if ARGV[j - 2] == 'a' then
+      replies[i] = redis.call('set', KEYS[i], ARGV[j - 1], 'PX', ARGV[j], 'NX') and 1 or 0
+    else
+      replies[i] = releaseKey(KEYS[i], ARGV[j - 1], ARGV[j])
+    end
+  end
 end
-local replies = {}
-for i = 1, #KEYS do
-  local op = ARGV[3 * i - 2] == 'a' and acquireKey or releaseKey
-  local ok, reply = pcall(op, KEYS[i], ARGV[3 * i - 1], ARGV[3 * i])
+while i < n do
+  local ok, reply = pcall(run)
   -- a failed redis.call raises a table with `err`, which the reply keeps as this entry's error
-  if not ok and type(reply) ~= 'table' then reply = { err = tostring(reply) } end
-  replies[i] = reply
+  if not ok then replies[i] = type(reply) == 'table' and reply or { err = tostring(reply) } end
 end
 return replies
