@@ -131,8 +131,11 @@ console.log(
 if (values.promises) console.log(`promises per request: ${(promises / result.requests).toFixed(1)}`);
 if (values.count)
   console.log(
-    `per request and master: ${per(counts.writes)} writes, ${per(counts.commands)} commands (${per(counts.scripts)} script calls), ${per(counts.entries)} lock calls, ${per(counts.reads)} reads; ` +
-      `lock calls per write ${(counts.entries / counts.writes).toFixed(2)}, per script call ${(counts.entries / Math.max(1, counts.commands)).toFixed(2)}`,
+    `per request and master: ${per(counts.writes)} writes, ${per(counts.reads)} reads` +
+      (values.parse
+        ? `, ${per(counts.commands)} commands (${per(counts.scripts)} script calls), ${per(counts.entries)} lock calls; ` +
+          `lock calls per write ${(counts.entries / counts.writes).toFixed(2)}`
+        : ''),
   );
 await app.close();
 await raw.close();
