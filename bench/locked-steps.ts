@@ -13,6 +13,8 @@
  */
 import 'reflect-metadata';
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { parseArgs } from 'node:util';
 import { Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -28,6 +30,8 @@ const { values } = parseArgs({
     pin: { type: 'boolean', default: false },
     /** Only these arms (comma-separated names), e.g. for a profile of one. */
     arms: { type: 'string' },
+    /** Writes a V8 CPU profile of the measured rounds (warm-up excluded) to this file. */
+    profile: { type: 'string' },
   },
 });
 
@@ -96,6 +100,7 @@ async function measure(cycle: Cycle, id: string): Promise<{ cpuUs: number; perSe
   return { cpuUs: (used.user + used.system) / count, perSec: (count / (performance.now() - start)) * 1000 };
 }
 
+const session = new Session();
 const results = new Map<string, number[]>();
 const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 for (const phase of [false, true]) {
@@ -103,6 +108,13 @@ for (const phase of [false, true]) {
   const only = values.arms?.split(',');
   const arms = cycles.filter(([name, , als]) => als === phase && (!only || only.includes(name)));
   for (const [name, cycle] of arms) await measure(cycle, `warm-${name}`);
+  if (arms.length > 0) total = 0;
+  if (values.profile && arms.length > 0) {
+    session.connect();
+    await session.post('Profiler.enable');
+    await session.post('Profiler.setSamplingInterval', { interval: 250 });
+    await session.post('Profiler.start');
+  }
   for (let round = 0; round < Number(values.rounds); round++) {
     for (const [name, cycle] of arms.map((_, i) => arms[(i + round) % arms.length])) {
       const { cpuUs, perSec } = await measure(cycle, `r${round}-${name}`);
@@ -117,7 +129,11 @@ console.log(`\n| step (${values.callers} callers, ${masterCount} masters) | clie
 console.log('|---|---:|---:|');
 for (const [name, xs] of results)
   console.log(`| ${name} | ${median(xs).toFixed(1)} | ${Math.min(...xs).toFixed(1)}–${Math.max(...xs).toFixed(1)} |`);
-console.log(`cycles in all: ${total}`);
+if (values.profile) {
+  const { profile } = await session.post('Profiler.stop');
+  writeFileSync(values.profile, JSON.stringify(profile));
+}
+console.log(`cycles measured: ${total}`);
 await app.close();
 await redlock.close();
 await sets.stop();

@@ -111,8 +111,11 @@ if (values.serve) {
         .finally(() => process.exit(0));
     }
   });
+  process.once('disconnect', () => process.exit(0)); // the measuring process ended
   process.send!({ port: app.port });
 } else {
+  // Interrupted: exit through 'exit', whose hook stops the masters (the applications follow on disconnect).
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(1));
   await measure();
 }
 
