@@ -3,7 +3,7 @@
  * HTTP: `callers` concurrent callers on distinct keys, interleaved in each round, client CPU
  * (`process.cpuUsage()`) per cycle:
  * - `acquire+release`: the throughput workload's cycle;
- * - `acquire+release, ALS on`: the same once AsyncLocalStorage's promise hooks are on (the first
+ * - `acquire+release (ALS on)`: the same once AsyncLocalStorage's promise hooks are on (the first
  *   `using()` of a process turns them on for good, on Node 20 and 22);
  * - `using()`: reentrancy frame, renewal timer, hold bookkeeping;
  * - `@Locked`: the decorator over `using()` (a provider of a Nest application context).
@@ -70,7 +70,7 @@ const cycles: [string, Cycle, boolean][] = [
     false,
   ],
   [
-    'acquire+release, ALS on',
+    'acquire+release (ALS on)',
     async (key) => {
       const lock = await redlock.acquire(key, TTL);
       await lock.release();
