@@ -5,7 +5,8 @@
  * - `acquire+release`: the throughput workload's cycle;
  * - `acquire+release (ALS on)`: the same once AsyncLocalStorage's promise hooks are on (the first
  *   `using()` of a process turns them on for good, on Node 20 and 22);
- * - `using()`: reentrancy frame, renewal timer, hold bookkeeping;
+ * - `using()`: reentrancy frame, renewal timer, hold bookkeeping; `using() with options`: the same with
+ *   an options object, as `@Locked` passes one;
  * - `@Locked`: the decorator over `using()` (a provider of a Nest application context).
  * The ALS arms run last (the hooks cannot be turned off again in this process).
  *   npm run build && rm -rf dist-bench && npx tsc -p bench/tsconfig.json
@@ -36,6 +37,8 @@ const { values } = parseArgs({
 });
 
 const TTL = 10_000;
+// Typed as a call's options; `ttl` rides along at run time, as it does from the decorator.
+const LOCKED_OPTIONS = { ttl: TTL } as { onBusy?: 'wait' };
 
 @Injectable()
 class Work {
@@ -78,6 +81,8 @@ const cycles: [string, Cycle, boolean][] = [
     true,
   ],
   ['using()', (key) => redlock.using(key, TTL, async () => key.length), true],
+  // What `@Locked('…', TTL)` passes: the same call with an options object (its TTL in it).
+  ['using() with options', (key) => redlock.using(key, TTL, async () => key.length, LOCKED_OPTIONS), true],
   ['@Locked', (key) => work.locked(key), true],
 ];
 
