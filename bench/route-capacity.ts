@@ -5,8 +5,9 @@
  * route; here the application's own CPU per request (its capacity: 1 s ÷ that) is measured apart.
  *   npm run build && rm -rf dist-bench && npx tsc -p bench/tsconfig.json
  *   node dist-bench/bench/route-capacity.js [--rounds 5] [--ms 3000] [--clients 32] [--masters 3] [--loadgen socket|http]
- * Per platform (Express, Fastify) and route (unlocked, `@Locked('item:#id')`, the raw quorum by hand),
- * interleaved in each round: requests per second, the application's CPU per request (user + system,
+ * Per platform (Express, Fastify) and route (unlocked; unlocked with AsyncLocalStorage's hooks on;
+ * `@Locked('item:#id')`; this library's `acquire()` + `release()` by hand; the raw quorum by hand),
+ * each arm in its own application process, interleaved in each round: requests per second, the application's CPU per request (user + system,
  * `process.cpuUsage()` in the application's process) and how busy its core was. The ratio that tells
  * the application's capacity is unlocked CPU ÷ locked CPU per request; requests per second only say the
  * same when the application's core is the bottleneck (busy near 100 %).
@@ -144,32 +145,33 @@ async function measure(): Promise<void> {
   const appCore = 0;
   const restCore = 1;
   for (const pid of [process.pid, ...sets.serverPids()]) taskset(restCore, pid);
-  // Per platform, a second application with AsyncLocalStorage's hooks on serves the unlocked route
-  // as it runs in an application where a lock was ever taken.
+  // One application process per arm: the first `using()` of a process turns AsyncLocalStorage's
+  // promise hooks on for good, so an arm that shared a process with the `@Locked` arm would pay them.
+  // `plain-als` is the unlocked route with the hooks on, as in an application that ever took a lock.
+  const routes = ['plain', 'plain-als', 'locked', 'acquire', 'raw'] as const;
   const apps = new Map<string, { child: ChildProcess; port: number }>();
   for (const platform of PLATFORMS) {
-    for (const als of [false, true]) {
+    for (const name of routes) {
       const child = fork(
         fileURLToPath(import.meta.url),
-        ['--serve', platform, '--urls', urls.join(','), ...(als ? ['--als'] : [])],
+        ['--serve', platform, '--urls', urls.join(','), ...(name === 'plain-als' ? ['--als'] : [])],
         { stdio: 'inherit' },
       );
       const port = await ask(child, '', (m) => (m as { port?: number }).port);
       taskset(appCore, child.pid!);
-      apps.set(`${platform}${als ? ' als' : ''}`, { child, port });
+      apps.set(`${platform} ${name}`, { child, port });
     }
   }
   console.log(
-    `route capacity: application on core ${appCore} (one process per platform), load generator and ${masterCount} masters on core ${restCore}`,
+    `route capacity: the applications on core ${appCore} (one process per platform and route), load generator and ${masterCount} masters on core ${restCore}`,
   );
   await sets.olderThan(11_000); // the restart guard counts masters up for longer than the largest TTL
-  const routes = ['plain', 'plain-als', 'locked', 'raw'] as const;
   const arms = PLATFORMS.flatMap((platform) =>
     routes.map((name) => ({
       platform,
       name,
-      route: name === 'plain-als' ? 'plain' : name,
-      app: apps.get(`${platform}${name === 'plain-als' ? ' als' : ''}`)!,
+      route: (name === 'plain-als' ? 'plain' : name),
+      app: apps.get(`${platform} ${name}`)!,
     })),
   );
   for (const { route, app } of arms)
@@ -220,6 +222,7 @@ async function measure(): Promise<void> {
         plain: 'unlocked',
         'plain-als': 'unlocked, AsyncLocalStorage hooks on',
         locked: "`@Locked('item:#id')`",
+        acquire: '`acquire()` + `release()` by hand',
         raw: 'raw quorum by hand',
       }[route];
       console.log(
