@@ -170,7 +170,7 @@ async function measure(): Promise<void> {
     routes.map((name) => ({
       platform,
       name,
-      route: (name === 'plain-als' ? 'plain' : name),
+      route: name === 'plain-als' ? 'plain' : name,
       app: apps.get(`${platform} ${name}`)!,
     })),
   );
