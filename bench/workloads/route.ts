@@ -7,11 +7,13 @@
  * library, the locked route of another build under `--compare`) run in the same rounds. A third route,
  * `GET /raw/:id`, takes the lock by hand with the raw auto-pipelined quorum of
  * bench/adapters/raw-quorum.ts (SET NX PX, compare-and-delete, nothing else): what a lock costs a
- * route at the least, the reference for the locked ÷ unlocked ratio.
+ * route at the least, the reference for the locked ÷ unlocked ratio. `GET /acquire/:id` takes this
+ * library's lock by hand (`acquire()`, `release()`); the bench's rounds do not use it
+ * (bench/route-capacity.ts does).
  */
 import { Agent, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Controller, Get, Module, Param, type INestApplication } from '@nestjs/common';
+import { Controller, Get, Inject, Module, Param, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { rawQuorumPipelined } from '../adapters/raw-quorum.js';
@@ -26,6 +28,13 @@ export interface RouteLibrary {
   // The decorator's exact type differs between builds; any method decorator of `(id) => object` fits.
   Locked: (key: string) => (target: object, name: string, descriptor: PropertyDescriptor) => unknown;
   RedlockModule: { forRoot(options: { nodes: string[] }): unknown };
+  /** For `GET /acquire/:id`: the same lock taken by hand with `acquire()` and `release()`. */
+  RedlockService: abstract new (...args: never[]) => LockService;
+}
+
+/** What `/acquire/:id` uses of `RedlockService`. */
+interface LockService {
+  acquire(resource: string): Promise<{ release(): Promise<void> }>;
 }
 
 /** One running application: where to send requests for the unlocked and the locked route. */
@@ -48,6 +57,8 @@ export async function openRouteApp(
 ): Promise<RouteApp> {
   @Controller()
   class ItemController {
+    constructor(@Inject(lib.RedlockService) private readonly redlock: LockService) {}
+
     @Get('plain/:id')
     plain(@Param('id') id: string): { id: string } {
       return { id };
@@ -57,6 +68,17 @@ export async function openRouteApp(
     @(lib.Locked('item:#id') as MethodDecorator)
     locked(@Param('id') id: string): { id: string } {
       return { id };
+    }
+
+    // The library's lock without `using()`'s call chain and renewal (and so without AsyncLocalStorage).
+    @Get('acquire/:id')
+    async acquire(@Param('id') id: string): Promise<{ id: string }> {
+      const lock = await this.redlock.acquire(`item:${id}`);
+      try {
+        return { id };
+      } finally {
+        await lock.release();
+      }
     }
 
     @Get('raw/:id')
@@ -114,7 +136,7 @@ function get(agent: Agent, port: number, path: string): Promise<number> {
 }
 
 /** `clients` keep-alive clients, each requesting `route(id)` for fresh ids, one at a time, for the window. */
-export type Route = 'plain' | 'locked' | 'raw';
+export type Route = 'plain' | 'locked' | 'raw' | 'acquire';
 
 export async function runRoute(
   port: number,
