@@ -99,7 +99,7 @@ class Acquisition {
 
   async run(connect: () => Promise<void>): Promise<Lock> {
     // close() waits for this acquisition's end (its withdrawal is then under way) before it closes connections.
-    const ended = this.state.attempts.begin();
+    this.state.attempts.begin();
     try {
       // Used before connect(): connect now, within the budget (masters still down keep reconnecting).
       if (!this.state.connected) await this.#budget.bound(connect());
@@ -110,7 +110,7 @@ class Acquisition {
       }
     } finally {
       this.leave();
-      ended();
+      this.state.attempts.end();
     }
   }
 
