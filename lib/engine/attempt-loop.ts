@@ -104,7 +104,7 @@ class Acquisition {
       // Used before connect(): connect now, within the budget (masters still down keep reconnecting).
       if (!this.state.connected) await this.#budget.bound(connect());
       for (;;) {
-        await this.#budget.nextAttempt();
+        if (!this.#budget.startNow()) await this.#budget.nextAttempt();
         const lock = this.handedOver() ?? (await this.attempt());
         if (lock) return lock;
       }

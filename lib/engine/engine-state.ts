@@ -40,8 +40,6 @@ export class EngineState {
   readonly revocations: Revocations;
   /** Attempts, clean-ups and acquisitions under way: what `close()` waits for. */
   readonly attempts = new Attempts();
-  /** Each lock's release under way, so that concurrent `release()` calls all wait for the quorum. */
-  readonly releases = new WeakMap<Lock, Promise<void>>();
   connected = false;
   /** The largest TTL this instance has used: how long the restart guard distrusts a fresh master. */
   #largestTtl: number;

@@ -63,12 +63,12 @@ export async function extendLock(state: EngineState, lock: Lock, ttl: number): P
 
 /** Releases a lock on every master; concurrent calls all resolve once a quorum confirmed the first. */
 export function releaseLock(state: EngineState, lock: Lock): Promise<void> {
-  const pending = state.releases.get(lock);
+  const pending = lock.releasing;
   if (pending) return pending;
   const wasHeld = lock.isHeld;
   if (!lock.markReleased()) return Promise.resolve();
   const releasing = releaseOnMasters(state, lock, wasHeld);
-  state.releases.set(lock, releasing);
+  lock.releasing = releasing;
   return releasing;
 }
 
@@ -127,7 +127,7 @@ export async function closeEngine(state: EngineState): Promise<void> {
       lock.markLost(LockLostError.shutdown(lock.resources));
       lock.markReleased();
       const released = kindOf(lock).release(state, lock, commandTimeout, true).settled;
-      state.releases.set(lock, released);
+      lock.releasing = released;
       return released;
     }),
     ...state.attempts.cleanups(),
