@@ -55,8 +55,6 @@ interface Batch {
   deferred: Deferred[] | undefined;
   /** The script of the deferred calls (one per batch: a call of another script sends these first). */
   script: BatchScript | undefined;
-  /** A batchable call of this batch was sent at once, as its own command: the next ones are deferred. */
-  sentAlone: boolean;
   readonly master: Master;
 }
 
@@ -88,12 +86,11 @@ export function coalesceWrites(master: Master): void {
 }
 
 /**
- * Sends a batchable call with the batch of `master`'s connection: the first batchable call of a loop
- * turn leaves at once as its own command, and the ones after it (of every caller) as one script call
- * when the batch is written, in call order; a command sent in between (through {@link coalesceWrites})
- * sends those before it first. A batch of one deferred call sends that call's own command, so a
- * sequential caller's traffic is unchanged; a connection that cannot batch (not connected, not a
- * socket of ours) sends it at once.
+ * Sends a batchable call with the batch of `master`'s connection: the batchable calls of one loop turn
+ * (of every caller) leave as one script call when the batch is written, in call order, and a command
+ * sent in between (through {@link coalesceWrites}) sends those before it first. A batch of one call
+ * sends that call's own command, so a sequential caller's traffic is unchanged; a connection that
+ * cannot batch (not connected, not a socket of ours) sends it at once.
  *
  * @example
  * const reply = await sendBatched(master, PLAIN_BATCH, 'lock:orders', 'a', value, '10000');
@@ -108,13 +105,6 @@ export function sendBatched(
 ): Promise<unknown> {
   const batch = batchOf(master);
   if (!batch) return script.alone(master, key, a, b, c);
-  if (!batch.deferred && !batch.sentAlone) {
-    // The turn's first batchable call leaves at once as its own command (into the corked socket): a
-    // caller alone pays for no deferral, and the calls that follow in this turn ride as one script call.
-    batch.sentAlone = true;
-    batch.commands++;
-    return script.alone(master, key, a, b, c);
-  }
   if (batch.deferred && batch.script !== script) sendDeferred(batch);
   batch.script = script;
   return new Promise((resolve, reject) => (batch.deferred ??= []).push({ key, a, b, c, resolve, reject }));
@@ -128,16 +118,7 @@ function batchOf(master: Master): Batch | undefined {
   if (batch) return batch;
   const stream = connection.stream;
   if (!stream?.writable) return undefined;
-  const started: Batch = {
-    stream,
-    connection,
-    commands: 0,
-    turns: 0,
-    deferred: undefined,
-    script: undefined,
-    sentAlone: false,
-    master,
-  };
+  const started: Batch = { stream, connection, commands: 0, turns: 0, deferred: undefined, script: undefined, master };
   open.set(connection, started);
   stream.cork();
   if ((connection.commandQueue?.length ?? 0) >= BUSY_PENDING_REPLIES) setImmediate(flushWhenAnswered, started);
