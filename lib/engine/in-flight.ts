@@ -30,9 +30,7 @@ export async function boundedWait(work: Promise<unknown>, ms: number): Promise<v
 export class Attempts {
   readonly #inFlight = new Set<InFlight>();
   readonly #cleanups = new Set<Promise<void>>();
-  /** Acquisitions under way, and who waits for them all to end (close()). */
-  #acquiring = 0;
-  #whenNoneAcquiring: (() => void)[] = [];
+  readonly #acquiring = new Set<Promise<void>>();
 
   /** Records an attempt sent, until a lock owns its keys (`owned`) or it is cleaned up. */
   add(attempt: InFlight): void {
@@ -72,22 +70,19 @@ export class Attempts {
     return [...this.#cleanups];
   }
 
-  /** Records an acquisition under way; call `end()` once it has ended. */
-  begin(): void {
-    this.#acquiring++;
+  /** Records an acquisition under way; call the returned function once it has ended. */
+  begin(): () => void {
+    let finish!: () => void;
+    const acquiring = new Promise<void>((resolve) => (finish = resolve));
+    this.#acquiring.add(acquiring);
+    return () => {
+      this.#acquiring.delete(acquiring);
+      finish();
+    };
   }
 
-  /** An acquisition recorded by `begin()` has ended. */
-  end(): void {
-    if (--this.#acquiring > 0) return;
-    const waiting = this.#whenNoneAcquiring;
-    this.#whenNoneAcquiring = [];
-    for (const resolve of waiting) resolve();
-  }
-
-  /** Resolves once no acquisition is under way, or after `ms`. */
+  /** Resolves once every acquisition under way has ended, or after `ms`. */
   acquisitionsEnded(ms: number): Promise<void> {
-    if (this.#acquiring === 0) return Promise.resolve();
-    return boundedWait(new Promise<void>((resolve) => this.#whenNoneAcquiring.push(resolve)), ms);
+    return boundedWait(Promise.all(this.#acquiring), ms);
   }
 }

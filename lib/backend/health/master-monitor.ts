@@ -177,10 +177,7 @@ export class MasterMonitor {
     this.#reports.policy(i, probe);
   }
 
-  /**
-   * Flags the masters whose votes can never count, so rounds skip them before sending and `distrust`
-   * refuses their votes. Run on every `INFO` answer: one master's new `run_id` can make another a duplicate.
-   */
+  /** Flags the masters whose votes can never count, so rounds skip them before sending. */
   private markExcluded(): void {
     this.masters.forEach((m, k) => {
       m.excluded =
@@ -206,14 +203,12 @@ export class MasterMonitor {
     return this.#probes[i].runId;
   }
 
-  /**
-   * Why master `i`'s votes must not count now, or undefined when they count. Asked for every vote:
-   * "one server, one vote" and the eviction policy are read from `Master.excluded`, which
-   * `markExcluded` sets again from every `INFO` answer (the only time a `run_id` or a policy changes).
-   */
+  /** Why master `i`'s votes must not count now, or undefined when they count. */
   distrust(i: number): Distrust | undefined {
-    const excluded = this.masters[i].excluded;
-    if (excluded !== undefined) return { status: 'excluded', distrust: excluded, distrustedFor: this.guardBound() };
+    if (this.duplicateOf(i) !== undefined)
+      return { status: 'excluded', distrust: 'duplicate', distrustedFor: this.guardBound() };
+    if (this.evictionRefused(i))
+      return { status: 'excluded', distrust: 'evicting-policy', distrustedFor: this.guardBound() };
     if (!this.guard) return undefined;
     this.vetRoutes(i);
     if (!this.guard.trusts(i)) {
