@@ -4,7 +4,8 @@ import type { RedlockNode } from '../options/redlock-options.js';
 import { redactUrl } from '../util/redact.js';
 import type { MasterConnection } from './master-connection.js';
 import { describeNode } from './node-spec.js';
-import { defineScripts, type LockScripts } from '../lua/scripts.js';
+import type { LockScripts } from '../lua/scripts.js';
+import { plainScripts } from './direct-scripts.js';
 import { clusterScripts } from './cluster/cluster-scripts.js';
 
 /** One Redis master as the library sees it. */
@@ -81,7 +82,7 @@ export function openMasters(nodes: readonly RedlockNode[]): Master[] {
       index,
       client,
       ...(cluster ? { cluster, servers: d.servers } : {}),
-      scripts: cluster ? clusterScripts(cluster) : defineScripts(client),
+      scripts: cluster ? clusterScripts(cluster) : plainScripts(client),
       owned: !d.instance,
       ...(d.connectsIfClosed ? { connectsIfClosed: true } : {}),
     };

@@ -17,7 +17,8 @@ import { cachedOwnerSuffix, ownerIn } from '../options/owner.js';
 import type { VoteRound } from '../quorum/vote-round.js';
 import { commandTimeoutFor, now, validUntilOf } from '../util/clock.js';
 import { randomToken } from '../util/random-token.js';
-import { AttemptBudget, OUT_OF_TIME } from '../waiting/attempt-budget.js';
+import { AttemptBudget, OUT_OF_TIME, type AttemptQueue } from '../waiting/attempt-budget.js';
+import type { Wakeups } from '../waiting/wakeups.js';
 import type { EngineState } from './engine-state.js';
 import { settledOutcomes, type InFlight } from './in-flight.js';
 
@@ -56,9 +57,16 @@ export function acquireLock(
   return new Acquisition(state, issuer, resources, ttl, options).run(connect);
 }
 
-/** One acquisition: its keys, its budget, and what it knows of its place in the masters' queues. */
-class Acquisition {
+/**
+ * One acquisition: its keys, its budget, and what it knows of its place in the masters' queues. It is
+ * its budget's queue too (`AttemptQueue`): no object per acquisition for that.
+ */
+class Acquisition implements AttemptQueue {
   readonly #keys: string[];
+  /** This process's waiters and release messages (`AttemptQueue`). */
+  readonly wakeups: Wakeups;
+  /** The keys it acquires (`AttemptQueue`). */
+  readonly keys: readonly string[];
   readonly #counters: string[] | undefined;
   readonly #context: RoundContext;
   readonly #budget: AttemptBudget;
@@ -90,27 +98,33 @@ class Acquisition {
     this.#owned = cachedOwnerSuffix(ownerIn(state.options, options.owner));
     this.#context = state.roundContext(commandTimeoutFor(ttl, state.options.commandTimeout));
     const keys = this.#keys;
-    const queue = { wakeups: state.wakeups, keys, heldHere: () => state.holdings.heldHere(keys) };
-    this.#budget = new AttemptBudget(options.retry, queue, options.signal, state.closing.signal);
+    this.wakeups = state.wakeups;
+    this.keys = keys;
+    this.#budget = new AttemptBudget(options.retry, this, options.signal, state.closing.signal);
     this.#queues = options.kind.kind.queues(keys) && options.retry.retryCount > 0;
     // Waiters are queued on the masters already: take a place with the first attempt.
     if (this.#queues && state.wakeups.contended(keys[0])) this.takeTicket();
   }
 
+  /** True while the lock on one of the keys is held in this process (`AttemptQueue`). */
+  heldHere(): boolean {
+    return this.state.holdings.heldHere(this.#keys);
+  }
+
   async run(connect: () => Promise<void>): Promise<Lock> {
     // close() waits for this acquisition's end (its withdrawal is then under way) before it closes connections.
-    const ended = this.state.attempts.begin();
+    this.state.attempts.begin();
     try {
       // Used before connect(): connect now, within the budget (masters still down keep reconnecting).
       if (!this.state.connected) await this.#budget.bound(connect());
       for (;;) {
-        await this.#budget.nextAttempt();
+        if (!this.#budget.startNow()) await this.#budget.nextAttempt();
         const lock = this.handedOver() ?? (await this.attempt());
         if (lock) return lock;
       }
     } finally {
       this.leave();
-      ended();
+      this.state.attempts.end();
     }
   }
 

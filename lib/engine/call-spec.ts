@@ -88,12 +88,12 @@ export function callSpec(
   const overrides = hold.skip && options?.retryCount === undefined ? { ...options, retryCount: 0 } : options;
   const retry = call === 'tryAcquire' ? ONE_TRY : retryPolicyOf(defaults, overrides);
   const fencing = options?.fencing ?? defaults.fencing;
-  const attempt = {
+  const attempt: AttemptOptions = {
     retry,
     fencing,
     kind,
     owner: options?.owner,
-    ...(call === 'tryAcquire' ? {} : { signal: options?.signal }),
+    signal: call === 'tryAcquire' ? undefined : options?.signal,
   };
   return { names, ttl: lockTtl, hold, attempt };
 }

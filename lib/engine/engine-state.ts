@@ -40,11 +40,10 @@ export class EngineState {
   readonly revocations: Revocations;
   /** Attempts, clean-ups and acquisitions under way: what `close()` waits for. */
   readonly attempts = new Attempts();
-  /** Each lock's release under way, so that concurrent `release()` calls all wait for the quorum. */
-  readonly releases = new WeakMap<Lock, Promise<void>>();
   connected = false;
   /** The largest TTL this instance has used: how long the restart guard distrusts a fresh master. */
   #largestTtl: number;
+  #lastContext: RoundContext | undefined;
 
   /** @throws RedlockConfigError naming the option at fault; nothing is connected or written then. */
   constructor(options: RedlockOptions) {
@@ -113,14 +112,16 @@ export class EngineState {
     if (ttl > this.#largestTtl) this.#largestTtl = ttl;
   }
 
-  /** The masters and bounds a round runs under, with `timeout` per master. */
+  /** The masters and bounds a round runs under, with `timeout` per master (read-only: the last one is reused). */
   roundContext(timeout: number): RoundContext {
-    return {
+    const last = this.#lastContext;
+    if (last?.timeout === timeout) return last;
+    return (this.#lastContext = Object.freeze({
       masters: this.masters,
       quorum: this.quorum,
       timeout,
       fencingQuorum: this.options.fencingQuorum,
       trusts: this.trusts,
-    };
+    }));
   }
 }

@@ -11,6 +11,12 @@ export interface HoldLimits {
 }
 
 /**
+ * The shortest wait between two sweeps: locks lapsing a few ms apart are untracked together, so
+ * that many held locks never make a sweep per lock, each over all of them.
+ */
+const SWEEP_GAP_MS = 50;
+
+/**
  * The locks one `Redlock` instance holds: which lock holds each key here (a waiter need not poll a
  * lock held in its own process: its release wakes it), when each stops being tracked, and the
  * `minHold` / `maxHold` of the holds that have them.
@@ -18,8 +24,13 @@ export interface HoldLimits {
 export class Holdings {
   readonly #held = new Set<Lock>();
   readonly #heldKeys = new Map<string, Lock>();
-  /** The timer that stops tracking each held lock once its validity has lapsed (so an unreleased lock is garbage). */
-  readonly #lapseTimers = new WeakMap<Lock, NodeJS.Timeout>();
+  /**
+   * One timer for every held lock: it stops tracking those whose validity has lapsed (so an
+   * unreleased lock is garbage), armed for the earliest lapse. A lock released in time costs no timer.
+   */
+  #sweep: NodeJS.Timeout | undefined;
+  /** When the sweep fires (monotonic ms); Infinity when it is not armed. */
+  #sweepAt = Infinity;
   readonly #limits = new WeakMap<Lock, HoldLimits>();
 
   /**
@@ -45,8 +56,13 @@ export class Holdings {
     this.#held.delete(lock);
     if (this.#held.size === 0) this.idle();
     for (const key of lock.keys) if (this.#heldKeys.get(key) === lock) this.#heldKeys.delete(key);
-    clearTimeout(this.#lapseTimers.get(lock));
-    this.#lapseTimers.delete(lock);
+  }
+
+  /** Disarms the sweep (the instance is closing). */
+  dispose(): void {
+    clearTimeout(this.#sweep);
+    this.#sweep = undefined;
+    this.#sweepAt = Infinity;
   }
 
   /** True when a lock of this instance holds one of `keys` now. */
@@ -89,18 +105,31 @@ export class Holdings {
 
   /**
    * Stops tracking a lock once its validity has lapsed (an extension moves the check on), so that
-   * a lock never released (`tryAcquire` and let it expire) does not stay reachable until `close()`.
+   * a lock never released (`tryAcquire` and let it expire) does not stay reachable until `close()`:
+   * the sweep is brought forward when this lock lapses before it.
    */
   private watchLapse(lock: Lock): void {
-    const timer = setTimeout(
-      () => {
-        if (!this.#held.has(lock)) return;
-        if (lock.isHeld) this.watchLapse(lock);
-        else this.untrack(lock);
-      },
-      Math.ceil(lock.validity) + 1,
-    );
-    timer.unref();
-    this.#lapseTimers.set(lock, timer);
+    const at = now() + Math.ceil(lock.validity) + 1;
+    if (at < this.#sweepAt) this.armSweep(at);
+  }
+
+  private armSweep(at: number): void {
+    clearTimeout(this.#sweep);
+    this.#sweepAt = at;
+    this.#sweep = setTimeout(() => this.sweep(), Math.max(0, at - now()));
+    this.#sweep.unref();
+  }
+
+  /** Untracks the lapsed locks and arms the sweep for the next lapse (not sooner than SWEEP_GAP_MS). */
+  private sweep(): void {
+    this.#sweep = undefined;
+    this.#sweepAt = Infinity;
+    const at = now();
+    let next = Infinity;
+    for (const lock of this.#held) {
+      if (!lock.isHeld) this.untrack(lock);
+      else next = Math.min(next, at + Math.ceil(lock.validity) + 1);
+    }
+    if (next !== Infinity) this.armSweep(Math.max(next, at + SWEEP_GAP_MS));
   }
 }

@@ -30,7 +30,9 @@ export async function boundedWait(work: Promise<unknown>, ms: number): Promise<v
 export class Attempts {
   readonly #inFlight = new Set<InFlight>();
   readonly #cleanups = new Set<Promise<void>>();
-  readonly #acquiring = new Set<Promise<void>>();
+  /** Acquisitions under way, and who waits for them all to end (close()). */
+  #acquiring = 0;
+  #whenNoneAcquiring: (() => void)[] = [];
 
   /** Records an attempt sent, until a lock owns its keys (`owned`) or it is cleaned up. */
   add(attempt: InFlight): void {
@@ -70,19 +72,22 @@ export class Attempts {
     return [...this.#cleanups];
   }
 
-  /** Records an acquisition under way; call the returned function once it has ended. */
-  begin(): () => void {
-    let finish!: () => void;
-    const acquiring = new Promise<void>((resolve) => (finish = resolve));
-    this.#acquiring.add(acquiring);
-    return () => {
-      this.#acquiring.delete(acquiring);
-      finish();
-    };
+  /** Records an acquisition under way; call `end()` once it has ended. */
+  begin(): void {
+    this.#acquiring++;
   }
 
-  /** Resolves once every acquisition under way has ended, or after `ms`. */
+  /** An acquisition recorded by `begin()` has ended. */
+  end(): void {
+    if (--this.#acquiring > 0) return;
+    const waiting = this.#whenNoneAcquiring;
+    this.#whenNoneAcquiring = [];
+    for (const resolve of waiting) resolve();
+  }
+
+  /** Resolves once no acquisition is under way, or after `ms`. */
   acquisitionsEnded(ms: number): Promise<void> {
-    return boundedWait(Promise.all(this.#acquiring), ms);
+    if (this.#acquiring === 0) return Promise.resolve();
+    return boundedWait(new Promise<void>((resolve) => this.#whenNoneAcquiring.push(resolve)), ms);
   }
 }

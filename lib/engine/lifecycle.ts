@@ -7,6 +7,7 @@ import { noteOutcomes, publishLost } from '../ops/diagnostics.js';
 import { kindOf } from '../kinds/lock-kind.js';
 import { commandTimeoutFor, now, validUntilOf } from '../util/clock.js';
 import type { EngineState } from './engine-state.js';
+import type { HoldLimits } from './holdings.js';
 import { settledOutcomes } from './in-flight.js';
 
 // What happens to a lock after it is won: extension, release (with `minHold`), loss.
@@ -62,12 +63,12 @@ export async function extendLock(state: EngineState, lock: Lock, ttl: number): P
 
 /** Releases a lock on every master; concurrent calls all resolve once a quorum confirmed the first. */
 export function releaseLock(state: EngineState, lock: Lock): Promise<void> {
-  const pending = state.releases.get(lock);
+  const pending = lock.releasing;
   if (pending) return pending;
   const wasHeld = lock.isHeld;
   if (!lock.markReleased()) return Promise.resolve();
   const releasing = releaseOnMasters(state, lock, wasHeld);
-  state.releases.set(lock, releasing);
+  lock.releasing = releasing;
   return releasing;
 }
 
@@ -82,7 +83,8 @@ export function reportLoss(state: EngineState, lock: Lock, reason: LockLostError
 
 async function releaseOnMasters(state: EngineState, lock: Lock, wasHeld: boolean): Promise<void> {
   state.holdings.untrack(lock);
-  if (await endMinHold(state, lock, wasHeld)) return;
+  const limits = state.holdings.takeLimits(lock);
+  if (limits && (await endMinHold(state, lock, wasHeld, limits))) return;
   const round = kindOf(lock).release(state, lock, commandTimeoutFor(lock.ttl, state.options.commandTimeout), true);
   noteOutcomes(round.outcomes);
   await round.decided;
@@ -97,9 +99,7 @@ async function releaseOnMasters(state: EngineState, lock: Lock, wasHeld: boolean
  * set or renewed since acquisition), so a master that misses this keeps a longer TTL, never a
  * shorter one. Returns false when the lock has no `minHold` left or was lost (delete it as usual).
  */
-async function endMinHold(state: EngineState, lock: Lock, wasHeld: boolean): Promise<boolean> {
-  const limits = state.holdings.takeLimits(lock);
-  if (!limits) return false;
+async function endMinHold(state: EngineState, lock: Lock, wasHeld: boolean, limits: HoldLimits): Promise<boolean> {
   const left = Math.ceil(limits.minHoldUntil - now());
   if (!wasHeld || left <= 0) return false;
   await kindOf(lock).extend(state, lock, left, commandTimeoutFor(lock.ttl, state.options.commandTimeout)).decided;
@@ -121,12 +121,13 @@ export async function closeEngine(state: EngineState): Promise<void> {
   await state.attempts.acquisitionsEnded(commandTimeout);
   const held = state.holdings.all();
   for (const lock of held) state.holdings.untrack(lock);
+  state.holdings.dispose();
   await Promise.all([
     ...held.map((lock) => {
       lock.markLost(LockLostError.shutdown(lock.resources));
       lock.markReleased();
       const released = kindOf(lock).release(state, lock, commandTimeout, true).settled;
-      state.releases.set(lock, released);
+      lock.releasing = released;
       return released;
     }),
     ...state.attempts.cleanups(),

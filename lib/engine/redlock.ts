@@ -11,7 +11,7 @@ import { checkResources } from '../lock/resources.js';
 import { type MasterState } from '../backend/health/master-state.js';
 import { inspectResource, type LockInspection } from '../inspect/inspect.js';
 import { startTelemetry } from '../ops/telemetry.js';
-import { traceLockOperation } from '../ops/diagnostics.js';
+import { traceLockOperation, tracing } from '../ops/diagnostics.js';
 import type { AcquireOptions, TryAcquireOptions, UsingOptions } from './call-spec.js';
 import { acquireCall, tryAcquireCall, usingCall, type CallHost } from './calls.js';
 import { EngineState } from './engine-state.js';
@@ -326,6 +326,7 @@ export class Redlock {
 
   /** Used by `Lock.release()`. @internal */
   releaseLock(lock: Lock): Promise<void> {
+    if (!tracing()) return releaseLock(this.#state, lock); // no closure per release while nobody listens
     return traceLockOperation('release', lock, lock.ttl, () => releaseLock(this.#state, lock));
   }
 

@@ -69,6 +69,7 @@ export class Lock implements AsyncDisposable {
   #lostReason: LockLostError | undefined;
   #stopRenewal: (() => void) | undefined;
   #releaseRequested = false;
+  #releasing: Promise<void> | undefined;
 
   /** Creates the handle of a lock `issuer` has just won. @internal */
   static create(
@@ -258,6 +259,16 @@ export class Lock implements AsyncDisposable {
   /** True once `release()` was called. @internal */
   get releaseRequested(): boolean {
     return this.#releaseRequested;
+  }
+
+  /** The release under way on the masters, so that concurrent `release()` calls all wait for its quorum. @internal */
+  get releasing(): Promise<void> | undefined {
+    return this.#releasing;
+  }
+
+  /** Records the release under way (see `releasing`). @internal */
+  set releasing(release: Promise<void>) {
+    this.#releasing = release;
   }
 
   /** Marks the lock released; returns false when it already was. @internal */

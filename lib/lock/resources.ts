@@ -16,9 +16,12 @@ export const MAX_RESOURCES = 10_000;
 /** A lone surrogate (not part of a pair). */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
+/** `String.prototype.isWellFormed` where the runtime has it (Node 20+): native, and a call costs far less than the pattern. */
+const nativeIsWellFormed = (String.prototype as { isWellFormed?: (this: string) => boolean }).isWellFormed;
+
 /** True when `name` is well-formed Unicode (`String.prototype.isWellFormed`, without needing ES2024 types). */
 export function isWellFormed(name: string): boolean {
-  return !LONE_SURROGATE.test(name);
+  return nativeIsWellFormed ? nativeIsWellFormed.call(name) : !LONE_SURROGATE.test(name);
 }
 
 /**
@@ -40,15 +43,21 @@ export function checkResources(resources: string | readonly string[], argument =
   }
   for (let i = 0; i < list.length; i++) {
     const r: unknown = list[i];
-    const at = `\`${argument}${typeof resources === 'string' ? '' : `[${i}]`}\``;
     if (typeof r !== 'string' || r.length === 0) {
-      throw new LockKeyError(`${at} must be a non-empty string; got ${r === '' ? 'an empty string' : typeof r}.`);
+      throw new LockKeyError(
+        `${nameAt(argument, resources, i)} must be a non-empty string; got ${r === '' ? 'an empty string' : typeof r}.`,
+      );
     }
     if (!isWellFormed(r)) {
       throw new LockKeyError(
-        `${at} is not well-formed Unicode: it holds a lone surrogate, which Redis would store as U+FFFD, so different names could share one key.`,
+        `${nameAt(argument, resources, i)} is not well-formed Unicode: it holds a lone surrogate, which Redis would store as U+FFFD, so different names could share one key.`,
       );
     }
   }
   return list.length === 1 ? [list[0] as string] : [...new Set(list as string[])];
+}
+
+/** How a refusal names resource `i`: the argument itself, or its entry. */
+function nameAt(argument: string, resources: string | readonly string[], i: number): string {
+  return `\`${argument}${typeof resources === 'string' ? '' : `[${i}]`}\``;
 }

@@ -94,6 +94,18 @@ export class AttemptBudget {
   }
 
   /**
+   * The first attempt when it is due at once (no ticket, nobody of this process queued ahead, not
+   * stopped): counted, and true with no promise made; false when `nextAttempt()` must be awaited.
+   */
+  startNow(): boolean {
+    if (this.#started || this.#ticket || this.stopped) return false;
+    if (this.policy.retryCount > 0 && this.queue.wakeups.isQueued(this.queue.keys)) return false;
+    this.#started = true;
+    this.attempts++;
+    return true;
+  }
+
+  /**
    * Resolves when the next attempt is due: at once for a first attempt with nobody queued ahead,
    * otherwise after the jittered wait or a wake-up by a release. Rejects with the reason of the
    * caller's signal or of the closing instance.

@@ -84,12 +84,14 @@ export class Wakeups {
    * when the message names the ticket the key was handed to (`value\nticket`), only that waiter.
    * `master` and `arrived` (monotonic ms): the master whose message this is, and when it arrived.
    */
-  released(key: string, message: string, master?: number, arrived = now()): void {
+  released(key: string, message: string, master?: number, arrived?: number): void {
+    const queue = this.#queues.get(key);
+    // A bare value names no ticket: with nobody here waiting for the key there is nothing to note or wake.
+    if (!queue && !message.includes('\n')) return;
     const parsed = parseReleaseMessage(message);
     if (parsed.ticket !== undefined) this.sawHandover(key);
-    const queue = this.#queues.get(key);
     if (!queue) return;
-    wakeOnRelease(queue, message, parsed, master, arrived, this.#quorum);
+    wakeOnRelease(queue, message, parsed, master, arrived ?? now(), this.#quorum);
   }
 
   private listen(key: string, on: boolean): void {

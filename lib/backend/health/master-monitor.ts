@@ -177,7 +177,10 @@ export class MasterMonitor {
     this.#reports.policy(i, probe);
   }
 
-  /** Flags the masters whose votes can never count, so rounds skip them before sending. */
+  /**
+   * Flags the masters whose votes can never count, so rounds skip them before sending and `distrust`
+   * refuses their votes. Run on every `INFO` answer: one master's new `run_id` can make another a duplicate.
+   */
   private markExcluded(): void {
     this.masters.forEach((m, k) => {
       m.excluded =
@@ -203,12 +206,14 @@ export class MasterMonitor {
     return this.#probes[i].runId;
   }
 
-  /** Why master `i`'s votes must not count now, or undefined when they count. */
+  /**
+   * Why master `i`'s votes must not count now, or undefined when they count. Asked for every vote:
+   * "one server, one vote" and the eviction policy are read from `Master.excluded`, which
+   * `markExcluded` sets again from every `INFO` answer (the only time a `run_id` or a policy changes).
+   */
   distrust(i: number): Distrust | undefined {
-    if (this.duplicateOf(i) !== undefined)
-      return { status: 'excluded', distrust: 'duplicate', distrustedFor: this.guardBound() };
-    if (this.evictionRefused(i))
-      return { status: 'excluded', distrust: 'evicting-policy', distrustedFor: this.guardBound() };
+    const excluded = this.masters[i].excluded;
+    if (excluded !== undefined) return { status: 'excluded', distrust: excluded, distrustedFor: this.guardBound() };
     if (!this.guard) return undefined;
     this.vetRoutes(i);
     if (!this.guard.trusts(i)) {
