@@ -21,7 +21,7 @@ async function noScriptErrors(client: Redis): Promise<number> {
 describe('a script cache lost under a live connection (3 masters)', () => {
   const set = useMasters(3);
 
-  it("a failed attempt whose acquire script meets NOSCRIPT behind its own undo leaves no key on that master", async () => {
+  it('a failed attempt whose acquire script meets NOSCRIPT behind its own undo leaves no key on that master', async () => {
     const redlock = await set.redlock({ retryCount: 0 });
     // Both scripts are loaded over these connections: the next calls leave as EVALSHA.
     const warm = await redlock.acquire(resourceName('warm'), 10_000, { fencing: true });
