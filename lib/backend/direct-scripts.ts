@@ -18,6 +18,8 @@ interface DirectConnection {
   readonly status: string;
   readonly stream?: object;
   readonly options: { keyPrefix?: string; enableAutoPipelining?: boolean; showFriendlyErrorStack?: boolean };
+  /** The commands written and not answered yet, in order. */
+  readonly commandQueue?: { readonly length: number };
   sendCommand(command: Command): Promise<unknown>;
 }
 
@@ -44,9 +46,14 @@ const isNoScript = (error: unknown): boolean => error instanceof Error && error.
 
 /**
  * Sends `script` on `client` now as EVALSHA (EVAL on the socket's first use), without ioredis's
- * per-call `Script` wrapper (a subclass, a closure per write and a promise per call). On NOSCRIPT it
- * sends EVAL and settles the call with that reply, as ioredis does. Only for a ready connection whose
- * writes leave in call order (see {@link sendsDirect}).
+ * per-call `Script` wrapper (a subclass, a closure per write and a promise per call). Only for a
+ * ready connection whose writes leave in call order (see {@link sendsDirect}).
+ *
+ * On NOSCRIPT (the server lost its script cache under this connection) every script counts as not
+ * loaded on the socket, and the call did not run. It is sent again as EVAL only when nothing was
+ * written after it: a command written after it runs before anything sent now, so the call sent again
+ * would run after that command (a failed attempt's undo before the attempt's own write, whose key
+ * would then live out its TTL). Otherwise it fails with the NOSCRIPT error, like a master that erred.
  */
 function sendDirect(client: DirectConnection, script: DirectScript, args: (string | number)[]): Promise<unknown> {
   const stream = client.stream!;
@@ -63,7 +70,9 @@ function sendDirect(client: DirectConnection, script: DirectScript, args: (strin
   const reject = command.reject;
   command.reject = (error: Error) => {
     if (!isNoScript(error)) return reject(error);
-    script.loaded.delete(stream);
+    for (const s of directTable().values()) s.loaded.delete(stream);
+    // This call's reply has left the queue: what remains was written after it.
+    if ((client.commandQueue?.length ?? 0) > 0) return reject(error);
     const again = new Command('eval', [script.lua, ...head, ...args], options);
     client.sendCommand(again).then(command.resolve, reject);
   };
