@@ -475,8 +475,8 @@ async function main(): Promise<number> {
         cycles: { total: pass.holdings, hot: pass.holdings, cold: 0, viaLocked: 0, viaUsing: 0 },
         caughtBy: [
           ...(pass.violations ? [{ check: 'mutual exclusion', count: pass.violations, detail: '' }] : []),
-          ...(pass.tokenInversions
-            ? [{ check: 'fencing-token inversion', count: pass.tokenInversions, detail: '' }]
+          ...(pass.unexcusedInversions
+            ? [{ check: 'fencing-token inversion', count: pass.unexcusedInversions, detail: '' }]
             : []),
         ],
       });

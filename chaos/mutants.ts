@@ -241,6 +241,21 @@ export const MUTANTS: Mutant[] = [
     // pass, guard off, does so about once per double failover).
     phase: { fault: 'cluster-failover', guard: true, seconds: 60 },
   },
+  // The cluster phase's token check: it excuses an inversion only where its counter readings show the
+  // counter gone back on a fence quorum of clusters (chaos/cluster-inversions.ts), so tokens that do
+  // not increase with no counter lost must still fail it.
+  {
+    name: 'fencing-not-increasing-on-clusters',
+    bug: 'every fencing token is 1, with Redis Clusters as the nodes',
+    patches: [
+      {
+        file: 'kinds/fencing.ts',
+        find: 'if (await votes.decided) return proposed;',
+        replace: 'if (await votes.decided) return 1;',
+      },
+    ],
+    phase: { fault: 'cluster-failover', guard: true, seconds: 30 },
+  },
   // The batched plain path: each call must read its own entry of the batch's reply.
   {
     name: 'batch-reply-misread',
