@@ -547,6 +547,24 @@ export function renderTimeline(rows: Row[], settings: Settings, clients: number)
   return out.join('\n');
 }
 
+/**
+ * The harness's watcher of the restart guard, read: the ms after which it saw each restarted master
+ * trusted again, the restarts it never saw distrusted (`ms: null`), and the trusts before `windowMs`.
+ * A master never seen distrusted is not a trust at 0 ms: the watcher's own connection may have come
+ * back only after the window, when no distrust is due; the claims check judges grants from the
+ * masters' history instead.
+ *
+ * @example
+ * readGuardWatch([{ ms: 1020 }, { ms: null }], 1012); // { observed: [1020], unseen: 1, tooSoon: [] }
+ */
+export function readGuardWatch(
+  watched: readonly { ms: number | null }[],
+  windowMs: number,
+): { observed: number[]; unseen: number; tooSoon: number[] } {
+  const observed = watched.flatMap((t) => (t.ms === null ? [] : [t.ms]));
+  return { observed, unseen: watched.length - observed.length, tooSoon: observed.filter((ms) => ms < windowMs) };
+}
+
 /** What the figures show, worded from the data (a finding appears only when the run shows it). */
 function renderFindings(rows: Row[], ttl: number): string[] {
   const out: string[] = [];
@@ -565,9 +583,13 @@ function renderFindings(rows: Row[], ttl: number): string[] {
     );
   }
   const window = ttl + ttl * 0.01 + 2; // the guard's window: TTL + drift (driftFactor 0.01 + 2 ms)
-  // null: the watcher never saw the guard distrust the master (it polls every 5 ms), so it trusted it at once.
-  const observed = restartBands.flatMap((b) => (b.guardTrustedAfter ?? []).map((t) => t.ms ?? 0));
-  const tooSoon = observed.filter((ms) => ms < window);
+  const { observed, unseen, tooSoon } = readGuardWatch(
+    restartBands.flatMap((b) => b.guardTrustedAfter ?? []),
+    window,
+  );
+  const unseenNote = unseen
+    ? ` After ${unseen} other restart${unseen === 1 ? '' : 's'} it never saw the master distrusted within 4 s (its own connection may have come back only after the window); the claims table's "grants on a distrusted master" judges those from the masters' history.`
+    : '';
   if (guardedViolations.length || tooSoon.length) {
     const inEarly = guardedViolations.filter((v) => (v.band?.earlyUptime ?? []).length > 0).length;
     out.push(
@@ -579,11 +601,13 @@ function renderFindings(rows: Row[], ttl: number): string[] {
           ? `${guardedViolations.length} mutual-exclusion violation${guardedViolations.length === 1 ? '' : 's'} happened with the guard on, ${inEarly} of them in rounds where a restarted master's INFO said \`uptime_in_seconds:1\` within milliseconds of starting. `
           : 'In this run that did not coincide with a holder whose lock was on the restarted masters, so no violation resulted. It did in other runs. ') +
         'The likely cause: Redis computes that figure from two wall-clock readings, each truncated to the second, so it can overstate the real uptime by almost a second. A guard that takes `uptime_in_seconds × 1000` as a lower bound distrusts such a master for only `TTL + drift − 1000` ms, which is 12 ms for a 1 s TTL. ' +
-        'Reproduction: `node dist-chaos/chaos/repro-guard-uptime.js`, and the last test in `test/chaos/chaos.spec.ts`. The guard must take `(uptime_in_seconds − 1) × 1000` as the lower bound.',
+        'Reproduction: `node dist-chaos/chaos/repro-guard-uptime.js`, and the last test in `test/chaos/chaos.spec.ts`. The guard must take `(uptime_in_seconds − 1) × 1000` as the lower bound.' +
+        unseenNote,
     );
   } else if (observed.length) {
     out.push(
-      `**Restart guard window.** A Redlock with default options in the harness watched the same masters. After each of ${observed.length} restarts, it counted the master's votes again ${Math.min(...observed)}–${Math.max(...observed)} ms after the restart began, never before the ${Math.round(window)} ms window (TTL + drift).`,
+      `**Restart guard window.** A Redlock with default options in the harness watched the same masters. After each of ${observed.length} restarts it saw distrusted, it counted the master's votes again ${Math.min(...observed)}–${Math.max(...observed)} ms after the restart began, never before the ${Math.round(window)} ms window (TTL + drift).` +
+        unseenNote,
     );
   }
   if (restartsOfMasters) {
