@@ -1,4 +1,4 @@
-import { readGuardWatch } from '../../chaos/report';
+import { readGuardWatch } from '../../chaos/report.js';
 
 describe("the chaos report's reading of the restart guard's watcher", () => {
   it('does not count a restart the watcher never saw distrusted as a trust before the window', () => {
