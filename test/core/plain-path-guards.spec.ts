@@ -4,14 +4,15 @@
  * locks keeps a lock that was extended past its first TTL.
  */
 import { describe, expect, it } from '@jest/globals';
-import type { Redis } from 'ioredis';
-import { expectAbsentOnAll, expectHeldOnAll, resourceName, sleep, useMasters, waitFor } from '../support/index.js';
-
-/** How many commands `client`'s server refused with NOSCRIPT since its start. */
-async function noScriptErrors(client: Redis): Promise<number> {
-  const info = await client.info('errorstats');
-  return Number(/^errorstat_NOSCRIPT:count=(\d+)/m.exec(info)?.[1] ?? 0);
-}
+import {
+  expectAbsentOnAll,
+  expectHeldOnAll,
+  noScriptErrors,
+  resourceName,
+  sleep,
+  useMasters,
+  waitFor,
+} from '../support/index.js';
 
 describe('the plain path under its caches (3 masters)', () => {
   const set = useMasters(3);

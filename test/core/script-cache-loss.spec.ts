@@ -8,15 +8,8 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { Redis } from 'ioredis';
 import { SCRIPTS } from '../../lib/lua/scripts.generated.js';
-import { resourceName, useMasters, waitFor } from '../support/index.js';
-
-/** How many commands `client`'s server refused with NOSCRIPT since its start. */
-async function noScriptErrors(client: Redis): Promise<number> {
-  const info = await client.info('errorstats');
-  return Number(/^errorstat_NOSCRIPT:count=(\d+)/m.exec(info)?.[1] ?? 0);
-}
+import { noScriptErrors, resourceName, useMasters, waitFor } from '../support/index.js';
 
 describe('a script cache lost under a live connection (3 masters)', () => {
   const set = useMasters(3);

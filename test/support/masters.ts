@@ -98,3 +98,9 @@ export async function mastersOlderThan(set: { clients: readonly Redis[] }, ms: n
     Number(/uptime_in_seconds:(\d+)/.exec(await c.info('server'))?.[1]);
   return waitFor(async () => (await Promise.all(set.clients.map(uptime))).every((u) => u >= guard), 10_000, 100);
 }
+
+/** How many commands `client`'s server refused with NOSCRIPT since its start (INFO errorstats). */
+export async function noScriptErrors(client: Redis): Promise<number> {
+  const info = await client.info('errorstats');
+  return Number(/^errorstat_NOSCRIPT:count=(\d+)/m.exec(info)?.[1] ?? 0);
+}
