@@ -110,6 +110,39 @@ describe('waiting bounds (5 masters)', () => {
     40_000,
   );
 
+  it('a killed first waiter holds a free key back from a reader no longer than its claim window, not its ticket lease', async () => {
+    const { resource, key, held } = await heldResource('first-killed-reader');
+    // A long retry delay makes this first waiter's ticket lease (2 × 2000 + 2 × 2500 + 100 = 9.1 s)
+    // far longer than its claim window (2000 + 2500 + 100 = 4.6 s).
+    const SLOW = { commandTimeout: 2_500, retryDelay: 2_000, retryJitter: 0 };
+    const CLAIM = SLOW.commandTimeout + SLOW.retryDelay + SLOW.retryJitter + 100;
+    const first = await waiterProcess({
+      urls: set.urls,
+      resource,
+      ttl: WAITER_TTL,
+      options: { ...SLOW, keyPrefix: 'lock:' },
+    });
+    first.send('acquire');
+    expect(await queued(key, 1)).toBe(true);
+    const readers = await set.redlock({ keyPrefix: 'lock:', retryCount: 1_000, retryDelay: 100, retryJitter: 50 });
+    let won: Lock | undefined;
+    readers
+      .acquire(resource, WAITER_TTL, { mode: 'read' })
+      .then((lock) => (won = lock))
+      .catch(() => undefined); // the wait is judged below; close() ends it when the test fails
+    first.kill('SIGKILL');
+    const ttl = CLAIM;
+    const end = now();
+    await held.extend(ttl);
+    const served = await waitFor(() => won !== undefined, ttl + 1_000 + SLACK);
+    measured.push(
+      `  first waiter SIGKILL, a reader next: ${served ? 'won' : 'had not won'} ${Math.round(now() - end)} ms after the holder's end (key TTL ${ttl} ms)`,
+    );
+    // Before: the dead waiter's live ticket refused readers for its whole lease.
+    expect(served).toBe(true);
+    await won!.release();
+  }, 40_000);
+
   it('a killed first waiter whose lease and claim the masters lost (evicted key by key) does not hold a free key back for good', async () => {
     const { resource, key, held } = await heldResource('lease-lost');
     const { first, waiting } = await firstAndNext(resource, key);
