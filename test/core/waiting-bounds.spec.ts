@@ -402,6 +402,43 @@ describe('waiting bounds (5 masters)', () => {
     expect(await waitFor(free, 500)).toBe(true);
   }, 30_000);
 
+  it('close() withdraws a waiting writer of several keys: its intent does not hold readers off after close', async () => {
+    const resource = resourceName('close-writer');
+    const other = resourceName('close-writer-other');
+    const readers = await set.redlock({ keyPrefix: 'lock:' });
+    const reader = await readers.acquire(resource, 30_000, { mode: 'read' });
+    // A writer of two keys does not queue: it registers an intent on every master instead.
+    const writer = await set.redlock({ keyPrefix: 'lock:', retryCount: 1_000 });
+    const writing = rejectionOf(writer.acquire([resource, other], 10_000));
+    const intent = `lock:${resource}:writer-waiting`;
+    const intents = async (): Promise<number[]> => Promise.all(set.clients.map((c) => c.exists(intent)));
+    expect(await waitFor(async () => (await intents()).every((n) => n === 1), 5_000)).toBe(true);
+    await writer.close();
+    expect(await writing).toBeInstanceOf(RedlockClosedError);
+    // Gone from every master by the time close() returned: readers are admitted at once.
+    expect(await intents()).toEqual([0, 0, 0, 0, 0]);
+    const next = await readers.tryAcquire(resource, 5_000, { mode: 'read' });
+    expect(next).not.toBeNull();
+    await Promise.all([reader.release(), next!.release()]);
+  }, 30_000);
+
+  it('close() withdraws a lead() standby queued for the key: once the leader resigns, the key is free on every master', async () => {
+    const resource = resourceName('close-standby');
+    const key = `lock:${resource}`;
+    const leaderSide = await set.redlock({ keyPrefix: 'lock:' });
+    const leader = leaderSide.lead(resource, { ttl: 10_000 });
+    expect(await waitFor(() => leader.isLeader, 5_000)).toBe(true);
+    const standbySide = await set.redlock({ keyPrefix: 'lock:' });
+    const standby = standbySide.lead(resource, { ttl: 10_000 });
+    expect(await queued(key, 1)).toBe(true);
+    await standbySide.close();
+    expect(standby.isLeader).toBe(false);
+    await leader.resign();
+    const free = async (): Promise<boolean> =>
+      (await Promise.all(set.clients.map((c) => c.exists(key, `${key}:handoff:queue`)))).every((n) => n === 0);
+    expect(await waitFor(free, 500)).toBe(true);
+  }, 30_000);
+
   it('close() gives on a key a release already handed to a queued waiter', async () => {
     const { resource, key, held } = await heldResource('close-handed');
     // A 6 s retry delay: the waiter makes no attempt of its own while the test runs.
