@@ -140,6 +140,8 @@ describe('waiting bounds (5 masters)', () => {
     );
     // Before: the dead waiter's live ticket refused readers for its whole lease.
     expect(served).toBe(true);
+    // Its lease still runs (9.1 s), its claim has lapsed: inspect() no longer reports a waiting writer.
+    expect((await readers.inspect(resource)).writerWaiting).toBe(false);
     await won!.release();
   }, 40_000);
 
