@@ -145,38 +145,53 @@ describe('waiting bounds (5 masters)', () => {
     await won!.release();
   }, 40_000);
 
-  it('a queued writer whose replies come later than commandTimeout does not keep readers out for as long as it retries', async () => {
-    const farm = ProxyFarm.create(set.masters.map((m) => m.port));
-    const resource = resourceName('slow-writer');
-    const key = `lock:${resource}`;
-    const readers = await set.redlock({ keyPrefix: 'lock:', retryCount: 1_000 });
-    const reader = await readers.acquire(resource, 1_000, { mode: 'read' });
-    // Defaults: claim window 200 + 100 + 500 + 100 = 900 ms, ticket lease 1.7 s.
-    const CLAIM = 900;
-    const DELAY = 400; // each way: a round trip of 800 ms, later than the 500 ms commandTimeout
-    const slow = await set.redlock({ nodes: await farm.nodesFor('slow'), keyPrefix: 'lock:', retryCount: 1_000 });
-    const writing = slow.acquire(resource, 1_000).catch(() => undefined);
-    try {
-      expect(await queued(key, 1)).toBe(true);
-      farm.set(['slow'], [0, 1, 2, 3, 4], { kind: 'delay', ms: DELAY });
-      await reader.release();
-      // Its next late round claims nothing: from then on its live ticket holds no reader off. Before,
-      // every late attempt renewed its lease, and readers waited for as long as it retried.
-      const start = now();
-      const next = await timed(readers.acquire(resource, 1_000, { mode: 'read', acquireTimeout: 6_000 }));
-      measured.push(
-        `  writer slower than commandTimeout queued: a reader got in after ${Math.round(now() - start)} ms`,
-      );
-      expect(next.error).toBeUndefined();
-      expect(next.ms).toBeLessThan(2 * DELAY + 500 + CLAIM + 200 + 100 + SLACK);
-      await next.value!.release();
-    } finally {
-      farm.healAll();
-      await slow.close();
-      await writing;
-      await farm.close();
-    }
-  }, 40_000);
+  it.each([
+    ['a queued writer of one key', false],
+    ['a writer of several keys (an intent, no ticket)', true],
+  ])(
+    '%s whose replies come later than commandTimeout does not keep readers out for as long as it retries',
+    async (_label, several) => {
+      const farm = ProxyFarm.create(set.masters.map((m) => m.port));
+      const resource = resourceName('slow-writer');
+      const key = `lock:${resource}`;
+      const readers = await set.redlock({ keyPrefix: 'lock:', retryCount: 1_000 });
+      const reader = await readers.acquire(resource, 1_000, { mode: 'read' });
+      // Defaults: a ticket's claim window 200 + 100 + 500 + 100 = 900 ms (its lease 1.7 s); an
+      // intent lives 2 × (200 + 100) + 2 × 500 + 50 = 1.65 s after the attempt that set it.
+      const HOLD_OFF = 1_650;
+      const DELAY = 400; // each way: a round trip of 800 ms, later than the 500 ms commandTimeout
+      const slow = await set.redlock({ nodes: await farm.nodesFor('slow'), keyPrefix: 'lock:', retryCount: 1_000 });
+      const writing = slow
+        .acquire(several ? [resource, resourceName('slow-writer-other')] : resource, 1_000)
+        .catch(() => undefined);
+      try {
+        const waits = several
+          ? waitFor(
+              async () => (await Promise.all(set.clients.map((c) => c.exists(`${key}:writer-waiting`)))).every(Boolean),
+              5_000,
+            )
+          : queued(key, 1);
+        expect(await waits).toBe(true);
+        farm.set(['slow'], [0, 1, 2, 3, 4], { kind: 'delay', ms: DELAY });
+        await reader.release();
+        // Its next late round holds nobody off: a late ticket claims nothing, a late writer sets no
+        // intent. Before, every late attempt renewed its lease or its intent, and readers waited for
+        // as long as it retried (here: until their 6 s acquireTimeout).
+        const start = now();
+        const next = await timed(readers.acquire(resource, 1_000, { mode: 'read', acquireTimeout: 6_000 }));
+        measured.push(`  ${_label}, slower than commandTimeout: a reader got in after ${Math.round(now() - start)} ms`);
+        expect(next.error).toBeUndefined();
+        expect(next.ms).toBeLessThan(2 * DELAY + 500 + HOLD_OFF + SLACK);
+        await next.value!.release();
+      } finally {
+        farm.healAll();
+        await slow.close();
+        await writing;
+        await farm.close();
+      }
+    },
+    40_000,
+  );
 
   it('a killed first waiter whose lease and claim the masters lost (evicted key by key) does not hold a free key back for good', async () => {
     const { resource, key, held } = await heldResource('lease-lost');
