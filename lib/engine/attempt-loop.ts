@@ -261,9 +261,12 @@ class Acquisition implements AttemptQueue {
       throw result.refusal(this.resources);
     }
     const { kind } = this.options.kind;
-    if (kind.holdOff && !this.#ticket && !this.#budget.exhausted) {
+    const late = heardLate(result.round, this.state.masters.length, this.state.quorum);
+    if (kind.holdOff && !this.#ticket && !this.#budget.exhausted && !late) {
       // Writer preference: a waiting writer holds off new readers, for a little longer than its
-      // next attempt. A queued writer's live ticket does that already (read-acquire.lua).
+      // next attempt. A queued writer's live ticket does that already (read-acquire.lua). A writer
+      // that did not hear back in time from a quorum cannot win: it holds nobody off (as a late
+      // ticket claims nothing), else readers waited for as long as it retried.
       this.#writer ??= randomToken();
       const { retryDelay, retryJitter } = this.options.retry;
       const between = typeof retryDelay === 'number' ? retryDelay : 1_000;

@@ -50,7 +50,7 @@ export const SLOT_RULES: { readonly [name in ScriptName]: SlotRule } = {
   extend: { merge: [0, 2, 1] },
   repair: { merge: [0, 1] },
   release: { merge: 'sum', perKeyArgsFrom: 2, announceAfterAll: 1 },
-  readAcquire: { merge: [0, -1, 1], columns: 3, countArg: 2, undo: 'readRelease' },
+  readAcquire: { merge: [0, -1, 1], columns: 4, countArg: 2, undo: 'readRelease' },
   readExtend: { merge: [0, 1] },
   readRelease: { merge: 'sum', perKeyArgsFrom: 2 },
   writerWaiting: { merge: 'first' },

@@ -112,4 +112,21 @@ describe('handover messages from a Redis Cluster node only wake the waiter (one 
     expect(await reader.get(key)).toBe(lock.value);
     await lock.release();
   }, 40_000);
+
+  it('close() withdraws a waiter queued on a cluster node: once the holder releases, the key is free', async () => {
+    const resource = resourceName('cluster-close');
+    const key = `lock:${resource}`;
+    const queue = `${clusterStemOf(key)}:handoff:queue`;
+    const holder = await redlock();
+    const waiter = await redlock({ retryDelay: 10_000, retryJitter: 0, retryCount: 3 });
+    const held = await holder.acquire(resource, 10_000);
+    const waiting = waiter.acquire(resource, 10_000);
+    waiting.catch(() => undefined);
+    expect(await waitFor(async () => (await reader.zcard(queue)) === 1, 5_000, 50)).toBe(true);
+    await waiter.close();
+    await expect(waiting).rejects.toThrow(/closed/);
+    await held.release();
+    // Nothing handed to the closed waiter (it would hold the key for its TTL).
+    expect(await waitFor(async () => (await reader.exists(key, queue)) === 0, 500, 20)).toBe(true);
+  }, 30_000);
 });

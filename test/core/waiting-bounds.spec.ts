@@ -110,6 +110,89 @@ describe('waiting bounds (5 masters)', () => {
     40_000,
   );
 
+  it('a killed first waiter holds a free key back from a reader no longer than its claim window, not its ticket lease', async () => {
+    const { resource, key, held } = await heldResource('first-killed-reader');
+    // A long retry delay makes this first waiter's ticket lease (2 × 2000 + 2 × 2500 + 100 = 9.1 s)
+    // far longer than its claim window (2000 + 2500 + 100 = 4.6 s).
+    const SLOW = { commandTimeout: 2_500, retryDelay: 2_000, retryJitter: 0 };
+    const CLAIM = SLOW.commandTimeout + SLOW.retryDelay + SLOW.retryJitter + 100;
+    const first = await waiterProcess({
+      urls: set.urls,
+      resource,
+      ttl: WAITER_TTL,
+      options: { ...SLOW, keyPrefix: 'lock:' },
+    });
+    first.send('acquire');
+    expect(await queued(key, 1)).toBe(true);
+    const readers = await set.redlock({ keyPrefix: 'lock:', retryCount: 1_000, retryDelay: 100, retryJitter: 50 });
+    let won: Lock | undefined;
+    readers
+      .acquire(resource, WAITER_TTL, { mode: 'read' })
+      .then((lock) => (won = lock))
+      .catch(() => undefined); // the wait is judged below; close() ends it when the test fails
+    first.kill('SIGKILL');
+    const ttl = CLAIM;
+    const end = now();
+    await held.extend(ttl);
+    const served = await waitFor(() => won !== undefined, ttl + 1_000 + SLACK);
+    measured.push(
+      `  first waiter SIGKILL, a reader next: ${served ? 'won' : 'had not won'} ${Math.round(now() - end)} ms after the holder's end (key TTL ${ttl} ms)`,
+    );
+    // Before: the dead waiter's live ticket refused readers for its whole lease.
+    expect(served).toBe(true);
+    // Its lease still runs (9.1 s), its claim has lapsed: inspect() no longer reports a waiting writer.
+    expect((await readers.inspect(resource)).writerWaiting).toBe(false);
+    await won!.release();
+  }, 40_000);
+
+  it.each([
+    ['a queued writer of one key', false],
+    ['a writer of several keys (an intent, no ticket)', true],
+  ])(
+    '%s whose replies come later than commandTimeout does not keep readers out for as long as it retries',
+    async (_label, several) => {
+      const farm = ProxyFarm.create(set.masters.map((m) => m.port));
+      const resource = resourceName('slow-writer');
+      const key = `lock:${resource}`;
+      const readers = await set.redlock({ keyPrefix: 'lock:', retryCount: 1_000 });
+      const reader = await readers.acquire(resource, 1_000, { mode: 'read' });
+      // Defaults: a ticket's claim window 200 + 100 + 500 + 100 = 900 ms (its lease 1.7 s); an
+      // intent lives 2 × (200 + 100) + 2 × 500 + 50 = 1.65 s after the attempt that set it.
+      const HOLD_OFF = 1_650;
+      const DELAY = 400; // each way: a round trip of 800 ms, later than the 500 ms commandTimeout
+      const slow = await set.redlock({ nodes: await farm.nodesFor('slow'), keyPrefix: 'lock:', retryCount: 1_000 });
+      const writing = slow
+        .acquire(several ? [resource, resourceName('slow-writer-other')] : resource, 1_000)
+        .catch(() => undefined);
+      try {
+        const waits = several
+          ? waitFor(
+              async () => (await Promise.all(set.clients.map((c) => c.exists(`${key}:writer-waiting`)))).every(Boolean),
+              5_000,
+            )
+          : queued(key, 1);
+        expect(await waits).toBe(true);
+        farm.set(['slow'], [0, 1, 2, 3, 4], { kind: 'delay', ms: DELAY });
+        await reader.release();
+        // Its next late round holds nobody off: a late ticket claims nothing, a late writer sets no
+        // intent. Before, every late attempt renewed its lease or its intent, and readers waited for
+        // as long as it retried (here: until their 6 s acquireTimeout).
+        const start = now();
+        const next = await timed(readers.acquire(resource, 1_000, { mode: 'read', acquireTimeout: 6_000 }));
+        measured.push(`  ${_label}, slower than commandTimeout: a reader got in after ${Math.round(now() - start)} ms`);
+        expect(next.error).toBeUndefined();
+        expect(next.ms).toBeLessThan(2 * DELAY + 500 + HOLD_OFF + SLACK);
+        await next.value!.release();
+      } finally {
+        farm.healAll();
+        await slow.close();
+        await writing;
+        await farm.close();
+      }
+    },
+    40_000,
+  );
+
   it('a killed first waiter whose lease and claim the masters lost (evicted key by key) does not hold a free key back for good', async () => {
     const { resource, key, held } = await heldResource('lease-lost');
     const { first, waiting } = await firstAndNext(resource, key);
@@ -364,6 +447,43 @@ describe('waiting bounds (5 masters)', () => {
     expect(await waiting).toBeInstanceOf(RedlockClosedError);
     await held.release();
     // Within a round trip of the release (commandTimeout bounds one): nothing handed to the closed waiter.
+    const free = async (): Promise<boolean> =>
+      (await Promise.all(set.clients.map((c) => c.exists(key, `${key}:handoff:queue`)))).every((n) => n === 0);
+    expect(await waitFor(free, 500)).toBe(true);
+  }, 30_000);
+
+  it('close() withdraws a waiting writer of several keys: its intent does not hold readers off after close', async () => {
+    const resource = resourceName('close-writer');
+    const other = resourceName('close-writer-other');
+    const readers = await set.redlock({ keyPrefix: 'lock:' });
+    const reader = await readers.acquire(resource, 30_000, { mode: 'read' });
+    // A writer of two keys does not queue: it registers an intent on every master instead.
+    const writer = await set.redlock({ keyPrefix: 'lock:', retryCount: 1_000 });
+    const writing = rejectionOf(writer.acquire([resource, other], 10_000));
+    const intent = `lock:${resource}:writer-waiting`;
+    const intents = async (): Promise<number[]> => Promise.all(set.clients.map((c) => c.exists(intent)));
+    expect(await waitFor(async () => (await intents()).every((n) => n === 1), 5_000)).toBe(true);
+    await writer.close();
+    expect(await writing).toBeInstanceOf(RedlockClosedError);
+    // Gone from every master by the time close() returned: readers are admitted at once.
+    expect(await intents()).toEqual([0, 0, 0, 0, 0]);
+    const next = await readers.tryAcquire(resource, 5_000, { mode: 'read' });
+    expect(next).not.toBeNull();
+    await Promise.all([reader.release(), next!.release()]);
+  }, 30_000);
+
+  it('close() withdraws a lead() standby queued for the key: once the leader resigns, the key is free on every master', async () => {
+    const resource = resourceName('close-standby');
+    const key = `lock:${resource}`;
+    const leaderSide = await set.redlock({ keyPrefix: 'lock:' });
+    const leader = leaderSide.lead(resource, { ttl: 10_000 });
+    expect(await waitFor(() => leader.isLeader, 5_000)).toBe(true);
+    const standbySide = await set.redlock({ keyPrefix: 'lock:' });
+    const standby = standbySide.lead(resource, { ttl: 10_000 });
+    expect(await queued(key, 1)).toBe(true);
+    await standbySide.close();
+    expect(standby.isLeader).toBe(false);
+    await leader.resign();
     const free = async (): Promise<boolean> =>
       (await Promise.all(set.clients.map((c) => c.exists(key, `${key}:handoff:queue`)))).every((n) => n === 0);
     expect(await waitFor(free, 500)).toBe(true);

@@ -4,9 +4,16 @@
  */
 import 'reflect-metadata';
 import { describe, expect, it } from '@jest/globals';
-import type { INestApplication } from '@nestjs/common';
+import { Injectable, type INestApplication } from '@nestjs/common';
 import { Redis } from 'ioredis';
-import { LockAcquisitionError, LockLostError, RedlockError, RedlockModule, RedlockService } from '../../lib/index.js';
+import {
+  LockAcquisitionError,
+  Locked,
+  LockLostError,
+  RedlockError,
+  RedlockModule,
+  RedlockService,
+} from '../../lib/index.js';
 import { LifecycleJobs, LifecycleModule } from './fixtures/startup.js';
 import { waitFor } from '../support/index.js';
 import { fastOptions, initApp, startApp, useNestMasters } from '../support/nest.js';
@@ -86,6 +93,35 @@ describe('shutdown', () => {
       expect(await masters.inspector.holders('lock:shutdown:using')).toBe(0);
     } finally {
       await (closing ?? app.close());
+    }
+  });
+
+  it('app.close() withdraws a @Locked call queued for a busy key: once the holder releases, nothing is left on any master', async () => {
+    @Injectable()
+    class Jobs {
+      // A long retry delay: the queued call makes no attempt of its own while the test runs.
+      @Locked('queued:#0', { ttl: 5_000, retryCount: 1_000, retryDelay: 5_000, retryJitter: 0 })
+      async run(_id: string): Promise<string> {
+        return 'ran';
+      }
+    }
+    const holderApp = await startApp(fastOptions(masters.urls));
+    const waiterApp = await startApp(fastOptions(masters.urls), { providers: [Jobs] });
+    try {
+      const held = await holderApp.get(RedlockService).acquire('queued:1', 30_000);
+      const running = waiterApp.get(Jobs).run('1');
+      running.catch(() => undefined);
+      const queue = 'lock:queued:1:handoff:queue';
+      const queued = async (): Promise<boolean> =>
+        (await Promise.all(masters.inspector.clients.map((c) => c.zcard(queue)))).every((n) => n === 1);
+      expect(await waitFor(queued, 5_000)).toBe(true);
+      await waiterApp.close();
+      await expect(running).rejects.toBeInstanceOf(RedlockError);
+      await held.release();
+      // Nothing was handed to the closed app's call (the key would stay for its 5 s TTL).
+      expect(await masters.inspector.released(500)).toBe(true);
+    } finally {
+      await Promise.all([holderApp.close(), waiterApp.close()]);
     }
   });
 });

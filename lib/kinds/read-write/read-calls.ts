@@ -1,4 +1,4 @@
-import { queueKeysOf } from '../mutex/handoff.js';
+import { handoffKeysOf, queueKeysOf } from '../mutex/handoff.js';
 import type { Master } from '../../backend/master.js';
 import { companionKeyOf } from '../../backend/cluster/cluster-keys.js';
 import { announceFlagFor, releaseChannelFor } from '../channels.js';
@@ -36,10 +36,11 @@ export async function readAcquireOn(
   ttl: string,
 ): Promise<number> {
   return master.scripts.quorumLockReadAcquire(
-    keys.length * 3,
+    keys.length * 4,
     ...keys,
     ...keys.map((k) => intentKeyOf(k, master)),
     ...keys.map((k) => queueKeysOf(k, master)[1]),
+    ...keys.map((k) => handoffKeysOf(k, master)[3]),
     value,
     ttl,
     keys.length,

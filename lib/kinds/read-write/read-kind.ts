@@ -2,7 +2,7 @@ import { voteRound, type VoteRound } from '../../quorum/vote-round.js';
 import type { Quorum } from '../acquire-request.js';
 import { ownerField, push, replyAt, type KindReader, type MasterReader } from '../inspection.js';
 import { limitMismatch, modeOf, type KindRequest, type LockKind } from '../lock-kind.js';
-import { queueKeysOf } from '../mutex/handoff.js';
+import { handoffKeysOf, queueKeysOf } from '../mutex/handoff.js';
 import { sharedAttempt } from '../shared-attempt.js';
 import { intentKeyOf, readAcquireOn, readExtendOn, readReleaseOn } from './read-calls.js';
 
@@ -36,12 +36,21 @@ const reader: KindReader = {
         if (left > 0) readers.push({ value: seen.zset[i], ...ownerField(seen.zset[i]), pttl: left });
       }
     }
-    // A queued writer's live ticket holds new readers off as an intent key does (docs/handoff.md §10).
-    const leases = queueKeysOf(key, master)[1];
+    // A queued writer's live ticket holds new readers off as an intent key does, while its claim
+    // has not lapsed (docs/handoff.md §10; read-acquire.lua reads the same).
+    const claims = handoffKeysOf(key, master)[3];
     const replies = await exec(
-      master.client.multi().exists(intentKeyOf(key, master)).zcount(leases, `(${seen.serverNow}`, '+inf'),
+      master.client
+        .multi()
+        .exists(intentKeyOf(key, master))
+        .zrangebyscore(queueKeysOf(key, master)[1], `(${seen.serverNow}`, '+inf', 'LIMIT', 0, 16),
     );
-    const writerWaiting = replyAt(replies, 0) === 1 || (replyAt(replies, 1) as number) > 0;
+    const live = replyAt(replies, 1) as string[];
+    let writerWaiting = replyAt(replies, 0) === 1;
+    if (!writerWaiting && live.length > 0) {
+      const deadlines = replyAt(await exec(master.client.multi().hmget(claims, ...live.map((e) => `d${e}`))), 0);
+      writerWaiting = (deadlines as (string | null)[]).some((d) => d === null || Number(d) > seen.serverNow);
+    }
     const longest = [...readers].sort((a, b) => b.pttl - a.pttl)[0];
     const fields = { readers, writerWaiting };
     return longest ? { fields, owner: { owner: longest.owner ?? null, pttl: longest.pttl } } : { fields };
