@@ -68,7 +68,7 @@ class StreamHandler {
   @MessagePattern('guarded')
   @UseGuards(DenyGuard)
   @Locked('stream-item:#data.id', ONE_TRY)
-  guarded(@Payload() data: { id: string }): string {
+  async guarded(@Payload() data: { id: string }): Promise<string> {
     return data.id;
   }
 }
