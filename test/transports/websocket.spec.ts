@@ -7,10 +7,11 @@
 import 'reflect-metadata';
 import { describe, expect, it } from '@jest/globals';
 import { UseFilters, type INestApplication } from '@nestjs/common';
-import { MessageBody, SubscribeMessage, WebSocketGateway } from '@nestjs/websockets';
+import { MessageBody, SubscribeMessage, WebSocketGateway, type WsResponse } from '@nestjs/websockets';
+import { interval, map, take, type Observable } from 'rxjs';
 import { io, type Socket } from 'socket.io-client';
 import { Locked, RedlockExceptionFilter, RedlockService } from '../../lib/index.js';
-import { useMasters, whilePaused } from '../support/index.js';
+import { useMasters, waitFor, whilePaused } from '../support/index.js';
 import { startHttpApp } from '../support/nest.js';
 import {
   CriticalSection,
@@ -47,6 +48,15 @@ class ItemsGateway extends SectionHandler {
   @Locked('ws-item:#data.id', LOSABLE)
   workUntilLost(@MessageBody() data: { id: string }): Promise<string> {
     return probe.runUntilLost(data.id);
+  }
+
+  @SubscribeMessage('ticks')
+  @Locked('ws-item:#data.id', ONE_TRY)
+  ticks(@MessageBody() data: { id: string }): Observable<WsResponse<number>> {
+    return interval(10).pipe(
+      take(3),
+      map((n) => ({ event: `tick:${data.id}`, data: n + 1 })),
+    );
   }
 
   @SubscribeMessage('work-once-custom')
@@ -111,6 +121,20 @@ describe('socket.io gateway, two instances', () => {
     try {
       const answer = await exceptionAfter(two.b.socket, 'work-once', { id: '7' });
       expectErrorAnswer(answer, 'lock-busy', 'ws-item:7');
+    } finally {
+      await held.release();
+    }
+  });
+
+  it('an Observable handler sends each value as its event; busy, it sends lock-busy', async () => {
+    const ticks: number[] = [];
+    two.b.socket.on('tick:t1', (n: number) => void ticks.push(n));
+    two.b.socket.emit('ticks', { id: 't1' });
+    expect(await waitFor(() => ticks.length === 3, 10_000)).toBe(true);
+    expect(ticks).toEqual([1, 2, 3]);
+    const held = await two.a.app.get(RedlockService).acquire('ws-item:t2', 10_000);
+    try {
+      expectErrorAnswer(await exceptionAfter(two.b.socket, 'ticks', { id: 't2' }), 'lock-busy', 'ws-item:t2');
     } finally {
       await held.release();
     }
