@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { createClient, type RedisClientType } from 'redis';
-import type { AcquireOptions, LockLostError } from '../../lib/index.js';
+import type { LockLostError, TryAcquireOptions } from '../../lib/index.js';
 import { inspector, resourceName, useMasters, waitFor } from '../support/index.js';
 
 /**
@@ -11,7 +11,7 @@ import { inspector, resourceName, useMasters, waitFor } from '../support/index.j
 describe('node-redis clients: every lock kind across a master restart (3 masters)', () => {
   const set = useMasters(3);
 
-  const kinds: [string, AcquireOptions][] = [
+  const kinds: [string, TryAcquireOptions][] = [
     ['mutex-fenced', { fencing: true }],
     ['read', { mode: 'read' }],
     ['counting', { limit: 2 }],
