@@ -187,6 +187,18 @@ describe('CLI: owner in run and inspect, release --force (built bin, real master
     }
   });
 
+  it('run on a resource held by readers exits 75 naming their owner, and runs nothing', async () => {
+    const holder = await set.redlock({ owner: 'shared-holder' });
+    const resource = resourceName('cli-busy-shared');
+    const ran = join(dir, `busy-ran-${resource}`);
+    const lock = await holder.acquire(resource, TTL, { mode: 'read' });
+    const end = await startRun('--nodes', nodes, '--resource', resource, '--ttl', String(TTL), '--', 'touch', ran);
+    expect(end.code).toBe(75);
+    expect(end.stderr).toContain('held by the reader "shared-holder"');
+    expect(existsSync(ran)).toBe(false);
+    await lock.release();
+  });
+
   it('a bad --reason or --owner exits 2 naming it and leaves the holder and the masters as they were', async () => {
     const resource = resourceName('cli-bad-input');
     await Promise.all(set.clients.map((c) => c.set(`lock:${resource}`, 'someone', 'PX', 60_000)));
