@@ -41,7 +41,8 @@ interface Output {
  * `nestjs-quorum-lock release <resource> --force [--reason text]`: revokes the lock on `resource`
  * whoever holds it (`Redlock.revoke`): removes its keys on every master, so that the holder's
  * instance aborts its work (`LockLostError`, reason `'revoked'`) and the next waiter gets it.
- * Resolves to 0 when it removed a holder, 1 when nothing was held. Bad arguments throw
+ * Resolves to 0 when it removed a holder, 1 when nothing was held or too few masters answered to
+ * tell (said on `err`, never as "Nothing held"). Bad arguments throw
  * `UsageError` before anything is connected.
  *
  * @example
@@ -100,6 +101,15 @@ export async function releaseForced(args: ReleaseArguments, out: Output, err: Ou
     }
     if (result.holder !== null) {
       say(`${JSON.stringify(resource)} is held by ${who}, but too few masters answered to remove it.`);
+      return EXIT_NOT_HELD;
+    }
+    // Masters that did not answer may hold it: "nothing held" only when a quorum said so.
+    const view = await redlock.inspect(resource);
+    const answered = view.masters.filter((m) => m.error === undefined).length;
+    if (answered < view.quorum) {
+      say(
+        `only ${answered} of ${view.masters.length} masters answered (a lock needs ${view.quorum}): cannot tell whether ${JSON.stringify(resource)} is held; nothing was removed.`,
+      );
       return EXIT_NOT_HELD;
     }
     out.write(`Nothing held on ${JSON.stringify(resource)}.\n`);

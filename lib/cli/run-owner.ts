@@ -32,13 +32,20 @@ export function ownerLockOptions(owner: string | undefined): { owner?: string } 
 
 /**
  * Who holds a busy lock, as far as the masters tell: its owner (the holder's `owner` option or
- * `--owner`), and how long the quorum keeps it at least.
+ * `--owner`) and how long the quorum keeps it at least, or the owner of the readers keeping it out.
  *
  * @example
  * err.write(`orders ${describeHolder(await redlock.inspect('orders'))}\n`); // 'is held by "cron@host-7", for at least 8.1 s more'
  */
 export function describeHolder(view: LockInspection | undefined): string {
-  if (view === undefined || view.holder === null) return 'is held by another process';
+  if (view === undefined) return 'is held by another process';
+  if (view.holder === null) {
+    // `run` takes the exclusive lock: readers keep it out too, and they have owners as well.
+    const [reader, ...others] = view.readers;
+    if (reader === undefined) return 'is held by another process';
+    const who = reader.owner === null ? 'a reader' : `the reader ${JSON.stringify(reader.owner)}`;
+    return `is held by ${who}${others.length > 0 ? ` and ${others.length} other reader(s)` : ''}`;
+  }
   const who = view.owner === null ? 'another process' : JSON.stringify(view.owner);
   if (!view.held) return `is held by ${who}`;
   return `is held by ${who}, for at least ${(view.validity / 1_000).toFixed(1)} s more`;

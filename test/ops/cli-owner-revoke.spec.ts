@@ -125,6 +125,37 @@ describe('CLI: owner in run and inspect, release --force (built bin, real master
     expect(end.stderr).not.toMatch(/sending SIGKILL/);
   });
 
+  it('a run holding a long lock hears a revoke from another process at once, not at its next renewal', async () => {
+    const LONG = 30_000; // its first renewal comes a third of it after its acquisition
+    // The CLI keeps the restart guard on: it takes a LONG lock only on masters older than LONG.
+    expect(await waitFor(() => mastersOlderThan(set, LONG * 1.01 + 2), 60_000, 1_000)).toBe(true);
+    const resource = resourceName('cli-revoke-fast');
+    const started = join(dir, 'fast-started');
+    const spawned = performance.now(); // before its acquisition, so before its first renewal by LONG / 3
+    const holder = built.start(
+      'run',
+      '--nodes',
+      nodes,
+      '--resource',
+      resource,
+      '--ttl',
+      String(LONG),
+      '--owner',
+      'long-job',
+      ...waiting(started),
+    );
+    expect(await waitFor(() => existsSync(started), 15_000)).toBe(true);
+    const operator = await set.redlock();
+    const result = await operator.revoke(resource, { reason: 'from another process' });
+    expect(result).toMatchObject({ revoked: true, owner: 'long-job' });
+    const end = await holder.done;
+    // ended before any renewal could have found the keys gone: it heard the revocation
+    expect(performance.now() - spawned).toBeLessThan(LONG / 3);
+    expect(end.code).toBe(1);
+    expect(end.stderr).toMatch(/revoked/);
+    expect(end.stderr).toContain('from another process');
+  }, 90_000);
+
   it("inspect shows each reader's and each permit holder's owner; release --force removes them all", async () => {
     const reading = await set.redlock({ owner: 'reader-a' });
     const reading2 = await set.redlock({ owner: 'reader-b' });
@@ -154,6 +185,18 @@ describe('CLI: owner in run and inspect, release --force (built bin, real master
       expect(released.code).toBe(0);
       for (const lock of locks) expect(await waitFor(() => lock.signal.aborted, 5_000)).toBe(true);
     }
+  });
+
+  it('run on a resource held by readers exits 75 naming their owner, and runs nothing', async () => {
+    const holder = await set.redlock({ owner: 'shared-holder' });
+    const resource = resourceName('cli-busy-shared');
+    const ran = join(dir, `busy-ran-${resource}`);
+    const lock = await holder.acquire(resource, TTL, { mode: 'read' });
+    const end = await startRun('--nodes', nodes, '--resource', resource, '--ttl', String(TTL), '--', 'touch', ran);
+    expect(end.code).toBe(75);
+    expect(end.stderr).toContain('held by the reader "shared-holder"');
+    expect(existsSync(ran)).toBe(false);
+    await lock.release();
   });
 
   it('a bad --reason or --owner exits 2 naming it and leaves the holder and the masters as they were', async () => {
