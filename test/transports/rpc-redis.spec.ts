@@ -15,13 +15,14 @@ import {
   type ClientProxy,
 } from '@nestjs/microservices';
 import { Test } from '@nestjs/testing';
-import { Observable, firstValueFrom, timeout, toArray } from 'rxjs';
+import { Observable, firstValueFrom, toArray } from 'rxjs';
 import { Locked, RedlockExceptionFilter, RedlockModule, RedlockService, currentLock } from '../../lib/index.js';
 import { startRedisMasters, type RedisMasters } from '../../tools/redis-masters.js';
 import { useMasters, waitFor, whilePaused } from '../support/index.js';
 import {
   LOSABLE,
   ONE_TRY,
+  errorOf,
   expectErrorAnswer,
   expectNoMasterPort,
   transportOptions,
@@ -98,15 +99,6 @@ afterAll(async () => {
   await broker?.stop();
 });
 
-async function errorOf(pattern: string, data: unknown): Promise<unknown> {
-  try {
-    const value = await firstValueFrom(client.send(pattern, data).pipe(timeout(5_000)));
-    throw new Error(`expected an error, got ${JSON.stringify(value)}`);
-  } catch (error) {
-    return error;
-  }
-}
-
 describe('Redis-transport microservice', () => {
   it('an Observable handler streams every value while holding its lock, and frees it at the end', async () => {
     const values = firstValueFrom(client.send<number>('count', { id: 's1', until: 20 }).pipe(toArray()));
@@ -123,14 +115,14 @@ describe('Redis-transport microservice', () => {
   it('a busy lock errors an Observable handler with lock-busy, naming the resource', async () => {
     const held = await app.get(RedlockService).acquire('stream-item:s2', 10_000);
     try {
-      expectErrorAnswer(await errorOf('count', { id: 's2' }), 'lock-busy', 'stream-item:s2');
+      expectErrorAnswer(await errorOf(client, 'count', { id: 's2' }), 'lock-busy', 'stream-item:s2');
     } finally {
       await held.release();
     }
   });
 
   it('a handler that stops with signal.throwIfAborted() once its lock is lost is answered lock-lost', async () => {
-    const answer = errorOf('stop-on-loss', { id: 'lost' });
+    const answer = errorOf(client, 'stop-on-loss', { id: 'lost' });
     const started = streaming;
     expect(await waitFor(() => streaming > started, 10_000)).toBe(true);
     const settled = await whilePaused(masters.masters.slice(0, 2), () => answer);
@@ -139,7 +131,7 @@ describe('Redis-transport microservice', () => {
   });
 
   it("a guard's RpcException passes through unchanged and takes no lock", async () => {
-    expect(await errorOf('guarded', { id: 'g' })).toEqual({ code: 'forbidden' });
+    expect(await errorOf(client, 'guarded', { id: 'g' })).toEqual({ code: 'forbidden' });
     const free = await app.get(RedlockService).tryAcquire('stream-item:g', 1_000);
     expect(free).not.toBeNull();
     await free!.release();

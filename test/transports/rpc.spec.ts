@@ -17,7 +17,7 @@ import {
 import type { INestMicroservice } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import type { AddressInfo, Server } from 'node:net';
-import { firstValueFrom, timeout } from 'rxjs';
+import { firstValueFrom } from 'rxjs';
 import { Locked, RedlockExceptionFilter, RedlockModule, RedlockService } from '../../lib/index.js';
 import { useMasters, whilePaused } from '../support/index.js';
 import {
@@ -27,6 +27,7 @@ import {
   LossProbe,
   ONE_TRY,
   SectionHandler,
+  errorOf,
   expectErrorAnswer,
   expectNoMasterPort,
   instanceProviders,
@@ -96,19 +97,6 @@ async function startInstance(name: string, atClose: AtClose): Promise<{ app: INe
 }
 
 const two = useTwoInstances(startInstance);
-
-/**
- * The error the client's Observable ends with; a server that never answers ends it with rxjs's
- * TimeoutError after 5 s, and a value fails the test.
- */
-async function errorOf(client: ClientProxy, pattern: string, data: unknown): Promise<unknown> {
-  try {
-    const value = await firstValueFrom(client.send(pattern, data).pipe(timeout(5_000)));
-    throw new Error(`expected an error, got ${JSON.stringify(value)}`);
-  } catch (error) {
-    return error;
-  }
-}
 
 describe('TCP microservice, two instances', () => {
   it('runs calls for the same id one at a time across both instances; every call is answered', async () => {
