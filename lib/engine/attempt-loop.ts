@@ -261,8 +261,12 @@ class Acquisition implements AttemptQueue {
       throw result.refusal(this.resources);
     }
     const { kind } = this.options.kind;
-    const late = heardLate(result.round, this.state.masters.length, this.state.quorum);
-    if (kind.holdOff && !this.#ticket && !this.#budget.exhausted && !late) {
+    if (
+      kind.holdOff &&
+      !this.#ticket &&
+      !this.#budget.exhausted &&
+      !heardLate(result.round, this.state.masters.length, this.state.quorum)
+    ) {
       // Writer preference: a waiting writer holds off new readers, for a little longer than its
       // next attempt. A queued writer's live ticket does that already (read-acquire.lua). A writer
       // that did not hear back in time from a quorum cannot win: it holds nobody off (as a late
