@@ -3,8 +3,7 @@ import { Cluster } from 'ioredis';
 import { openMasters, type Master } from '../../lib/backend/master.js';
 import { clusterSlotOf } from '../../lib/backend/cluster/cluster-slot.js';
 import { SCRIPTS } from '../../lib/lua/scripts.generated.js';
-import { intentKeyOf } from '../../lib/kinds/read-write/read-calls.js';
-import { queueKeysOf } from '../../lib/kinds/mutex/handoff.js';
+import { intentKeyOf, readAcquireOn } from '../../lib/kinds/read-write/read-calls.js';
 import { startRedisClusters, type RedisClusters } from '../../tools/redis-clusters.js';
 import { resourceName } from '../support/index.js';
 
@@ -47,15 +46,8 @@ describe("a cluster node's scripts: split by slot, merged by each script's rule 
   it('a read acquire across slots is all or nothing: a writer on one key refuses, the other slot is undone', async () => {
     const keys = twoSlots('rule-read');
     await reader.set(keys[1], 'a-writer', 'PX', 30_000);
-    const reply = await master.scripts.quorumLockReadAcquire(
-      6,
-      ...keys,
-      ...keys.map((k) => intentKeyOf(k, master)),
-      ...keys.map((k) => queueKeysOf(k, master)[1]),
-      'reader-1',
-      '30000',
-      2,
-    );
+    // The library's own call: lock keys, intents, lease sets and claim hashes, four keys a resource.
+    const reply = await readAcquireOn(master, keys, 'reader-1', '30000');
     expect(reply).toBe(0);
     expect(await reader.exists(keys[0])).toBe(0); // its slot granted, then was undone
     expect(await reader.get(keys[1])).toBe('a-writer');
