@@ -224,6 +224,61 @@ export const MUTANTS: Mutant[] = [
       settings: { hotResources: 1, hotLongShare: 1, hotLongHoldMs: [1_500, 2_500], userClients: ['c1', 'c2'] },
     },
   },
+  // Claims, the drift allowance: TTL × driftFactor + 2 ms (12 ms at the run's 1 s TTL) against the
+  // checker's 5 ms tolerance. No fault needed: every grant and extension overclaims by the drift less
+  // the few ms from a round's start to the masters' writes.
+  {
+    name: 'drift-not-subtracted',
+    bug: "an acquisition's and an extension's validity do not subtract the drift allowance",
+    patches: [
+      {
+        file: 'util/clock.ts',
+        find: 'return start + ttl - driftOf(ttl, driftFactor);',
+        replace: 'return start + ttl;',
+      },
+    ],
+    phase: { fault: 'none', guard: true },
+  },
+  {
+    name: 'handover-drift-not-subtracted',
+    bug: "a handed-over lock's validity does not subtract the drift allowance",
+    patches: [
+      {
+        file: 'kinds/mutex/handoff.ts',
+        find: 'return bounds[quorum - 1] + ttl - driftOf(ttl, driftFactor);',
+        replace: 'return bounds[quorum - 1] + ttl;',
+      },
+    ],
+    // Hot contention: most grants are handovers.
+    phase: { fault: 'none', guard: true, settings: HOT },
+  },
+  {
+    name: 'extend-quorum-of-one',
+    bug: 'an extension succeeds when one master renewed it (a renewal on a minority)',
+    patches: [
+      {
+        file: 'kinds/mutex/mutex-kind.ts',
+        find: 'quorum.quorum,\n      timeout,\n      (m) => m.scripts.quorumLockExtend(',
+        replace: '1,\n      timeout,\n      (m) => m.scripts.quorumLockExtend(',
+      },
+    ],
+    // A majority paused past the TTL while long holds renew: the two masters still up renew, and
+    // the holder believes a full TTL more that no quorum gives it.
+    phase: { fault: 'master-pause', guard: true, variants: [2], settings: { hotHoldMs: [1_200, 2_500] } },
+  },
+  {
+    name: 'guard-window-short',
+    bug: 'the restart guard distrusts a restarted master for a quarter of the TTL only (not TTL + drift)',
+    patches: [
+      {
+        file: 'engine/engine-state.ts',
+        find: 'return ttl + driftOf(ttl, this.options.driftFactor);',
+        replace: 'return ttl / 4;',
+      },
+    ],
+    // As guard-always-trusts: four of a long holder's masters restarted empty at once, 3 s TTL.
+    phase: { fault: 'kill-restart', guard: true, variants: [3], ttl: 3_000 },
+  },
   // Cluster shards are vetted like masters (lib/backend/cluster/cluster-identity.ts, master-monitor.ts `vetRoutes`).
   {
     name: 'shard-failover-trusted',
